@@ -1,0 +1,56 @@
+"""``sequential``: gem5's ``doSimLoop``/``serviceOne`` on one queue, the reference for every result.
+
+Contract: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
+component, events served strictly one at a time in (when, priority, tie)
+order; ``cur_tick`` moves only inside ``service_one``, right before
+``process()``.  A workload's ``end_tick`` becomes gem5's ``simulate()`` limit:
+an exit event at ``(end_tick, SIM_EXIT)``.  Deterministic in both order modes:
+it *defines* the golden digests.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tickpar.eventq import Event, EventQueue, Priority
+from tickpar.oracle import collect
+from tickpar.params import Param
+from tickpar.plugins import RunSpec, Strategy, StrategyResult, base_stats
+
+
+def schedule_limit(queue: EventQueue, end_tick: int | None) -> Event | None:
+    """gem5's ``simulate(max_tick)`` limit: an exit event at ``(end_tick, SIM_EXIT)``."""
+    if end_tick is None:
+        return None
+    limit = Event(name="simulate.limit_event", priority=Priority.SIM_EXIT, is_exit=True)
+    queue.schedule(limit, end_tick)
+    return limit
+
+
+class Sequential(Strategy):
+    name = "sequential"
+    summary = "gem5's serviceOne loop on one queue, one event at a time: the reference"
+    options = {
+        "checks": Param(bool, True, "keep gem5's schedule/reschedule assertions (false: count violations)"),
+    }
+    max_workers = 1
+
+    def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
+        model = spec.build_model()
+        queue = EventQueue("main", order=spec.order, checks=options.get("checks", True))
+        model.bind(queue)
+        model.start()
+        schedule_limit(queue, model.end_tick)
+        started = time.perf_counter()
+        service_one = queue.service_one
+        empty = queue.empty
+        # gem5 doSimLoop: serve until an exit event comes back (or nothing is left).
+        while not empty():
+            if service_one() is not None:
+                break
+        elapsed = time.perf_counter() - started
+        record = collect(model, violations=queue.violations)
+        stats = base_stats(1)
+        stats.update(events=record.events, batches=record.events, mean_events_per_batch=1.0, loop_s=elapsed)
+        return StrategyResult(record, stats)

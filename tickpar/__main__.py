@@ -1,0 +1,5 @@
+import sys
+
+from tickpar.cli import main
+
+sys.exit(main())

@@ -1,0 +1,191 @@
+"""``tickpar``: the command line (thin: load, call, print).
+
+Exit status: 0 success (``check``: verdict ``exact``), 1 a verdict other than
+``exact``, 2 bad input (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tickpar.oracle import OracleRecord
+from tickpar.params import ParamError, parse_assignments
+from tickpar.registry import PluginError, get_registry
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_VERDICT, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class CLIError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+        raise CLIError(f"{self.prog}: {message}")
+
+
+def _add_cell_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
+    p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
+    p.add_argument("--strategy", "-s", default="sequential", help="strategy name (default: sequential)")
+    p.add_argument("--option", "-o", action="append", metavar="K=V", help="strategy option (repeatable)")
+    p.add_argument("--workers", "-n", type=int, default=1, help="worker count (default 1)")
+    p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
+    p.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
+    p.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
+    p.add_argument("--timeout", type=float, default=None, help="run in a child process, killed after S seconds")
+    p.add_argument("--out", help="write the JSON record to FILE (atomically)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tickpar", description="Parallel gem5-style event loops: run, check and measure.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p_list = sub.add_parser("list", help="list strategies and workloads with their parameters")
+    p_list.add_argument("--json", action="store_true", help="machine-readable output")
+    p_run = sub.add_parser("run", help="run one cell and print a summary")
+    _add_cell_arguments(p_run)
+    p_run.add_argument("--trace", action="store_true", help="keep full per-component traces in the record")
+    p_check = sub.add_parser("check", help="run the golden sequential run and the strategy; print the verdict")
+    _add_cell_arguments(p_check)
+    p_check.add_argument("--golden", help="reuse this golden record (written by `tickpar golden`)")
+    p_golden = sub.add_parser("golden", help="run the sequential reference of a cell and save its traced record")
+    _add_cell_arguments(p_golden)
+    return parser
+
+
+def _cell_from_args(args: argparse.Namespace, trace: bool = False) -> Any:
+    from tickpar.runner import resolve_cell
+
+    return resolve_cell(
+        args.workload,
+        parse_assignments(args.param, "--param"),
+        args.strategy,
+        parse_assignments(args.option, "--option"),
+        args.workers,
+        args.seed,
+        args.order,
+        args.work,
+        trace,
+    )
+
+
+def _check_timeout(args: argparse.Namespace) -> None:
+    if args.timeout is not None and args.timeout <= 0:
+        raise CLIError(f"--timeout {args.timeout} is not allowed: a number of seconds > 0")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    info = get_registry().describe()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return EXIT_OK
+    for kind, key in (("strategies", "options"), ("workloads", "params")):
+        print(f"{kind}:")
+        for name, entry in info[kind].items():
+            print(f"  {name}: {entry['summary']}")
+            for pname, spec in entry[key].items():
+                extra = ""
+                if "choices" in spec:
+                    extra = " {" + ", ".join(map(str, spec["choices"])) + "}"
+                elif "min" in spec or "max" in spec:
+                    extra = f" [{spec.get('min', '-inf')}, {spec.get('max', 'inf')}]"
+                print(f"      {pname}={spec['default']!s:<10} {spec['type']}{extra}  {spec['help']}")
+        print()
+    return EXIT_OK
+
+
+def _summary_line(record: dict[str, Any]) -> str:
+    return (
+        f"{record['strategy']} on {record['workload']} (workers={record['workers']}, seed={record['seed']}, "
+        f"order={record['order']}, work={record['work']}): {record['events']} events, "
+        f"final tick {record['final_tick']}, {record['wall_s']:.3f} s, "
+        f"{record['events_per_s']:,.0f} events/s, digest {record['digest'] or '-'}"
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from tickpar.runner import execute, execute_isolated, make_record, write_json_atomic
+
+    _check_timeout(args)
+    cell = _cell_from_args(args, trace=args.trace)
+    outcome = execute_isolated(cell, args.timeout) if args.timeout else execute(cell)
+    record = make_record(cell, outcome)
+    if args.trace and outcome.record.traces is not None:
+        record["oracle"]["traces"] = outcome.record.traces
+    if args.out:
+        write_json_atomic(args.out, record)
+    print(_summary_line(record))
+    if outcome.record.failure is not None:
+        print(f"failed: {outcome.record.failure['kind']}: {outcome.record.failure['message']}")
+        return EXIT_VERDICT
+    return EXIT_OK
+
+
+def _load_golden(path: str) -> OracleRecord:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"--golden {path}: cannot read a JSON record ({exc})") from None
+    oracle = data.get("oracle") if isinstance(data, dict) else None
+    if not isinstance(oracle, dict) or "components" not in oracle:
+        raise CLIError(f"--golden {path}: not a tickpar record (no 'oracle' section)")
+    return OracleRecord.from_dict(oracle)
+
+
+def cmd_golden(args: argparse.Namespace) -> int:
+    from tickpar.runner import execute, golden_cell, make_record, write_json_atomic
+
+    cell = golden_cell(_cell_from_args(args, trace=True))
+    outcome = execute(cell)
+    record = make_record(cell, outcome)
+    record["oracle"] = outcome.record.to_dict(with_traces=True)
+    if args.out:
+        write_json_atomic(args.out, record)
+    print(_summary_line(record))
+    return EXIT_OK if outcome.record.failure is None else EXIT_VERDICT
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from tickpar.runner import check_cell, make_record, write_json_atomic
+
+    _check_timeout(args)
+    cell = _cell_from_args(args)
+    golden = _load_golden(args.golden) if args.golden else None
+    verdict, outcome = check_cell(cell, golden, args.timeout)
+    record = make_record(cell, outcome, verdict)
+    if args.out:
+        write_json_atomic(args.out, record)
+    print(_summary_line(record))
+    print(f"verdict: {verdict.kind}: {verdict.reason}")
+    return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
+
+
+_DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": cmd_list,
+    "run": cmd_run,
+    "check": cmd_check,
+    "golden": cmd_golden,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return _DISPATCH[args.command](args)
+    except (CLIError, ParamError, PluginError) as exc:
+        print(f"tickpar: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("tickpar: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

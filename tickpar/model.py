@@ -1,0 +1,396 @@
+"""The model API that workloads are written in: components, named events, links, direct calls.
+
+A :class:`Component` is gem5's SimObject: a unique hierarchical name
+(``system.cpu0.dcache``), an integer id, its own state and its own seeded RNG,
+and any number of named events.  It is also the *context* its handlers run
+in: a handler is a method ``handler(self, payload)`` that reads
+
+* ``self.cur_tick``: the tick of the queue the component is bound to, i.e.
+  what gem5 code gets from ``curTick()``.  A strategy that moves that clock
+  early makes model code see the wrong "now", exactly as in gem5;
+* ``self.when``: the tick of the event being processed;
+* ``self.schedule/reschedule/deschedule``: its own long-lived events;
+* ``self.send(link, payload, delay)``: a message to a peer through a
+  :class:`Link` with a latency (ticks), received ``latency + delay`` after
+  ``cur_tick``;
+* ``self.call(peer, method, *args)``: a same-tick direct call into a peer
+  (gem5's port calls), declared with :meth:`Model.connect_direct`;
+* ``self.work(us)``: synthetic work (see :mod:`tickpar.work`);
+* ``self.rng``: the component's own ``random.Random``.
+
+Everything a component processes is folded into its digest in order:
+``(when, priority, event-name id, payload)`` per event, and
+``(when, "call", method id, args)`` per direct call received; the oracle adds
+the final :meth:`Component.state`.  Payloads and state must be built from
+ints, floats, bools and tuples of them: Python's ``hash`` of those is the same
+in every process, which is what lets process and MPI backends be compared
+with a threaded run.  (``None`` and ``str`` hash differently per process in
+CPython 3.11, so payloads use ``0`` for "nothing".)
+
+A model is built by a workload plugin as a pure function of (params, seed);
+strategies then :meth:`Model.bind` components to event queues and call
+:meth:`Model.start`, which runs every component's :meth:`Component.init` in
+id order (gem5's ``init``/``startup``) to schedule the first events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from threading import get_ident
+from typing import Any
+
+from tickpar.eventq import Event, EventQueue, Priority, canonical_source
+
+__all__ = [
+    "Component",
+    "Link",
+    "Model",
+    "ModelEvent",
+    "MessageEvent",
+    "Race",
+    "derive_seed",
+]
+
+_CALL_PRIORITY = -129  # below any event priority: marks a direct call in the digest
+
+
+def derive_seed(seed: int, name: str) -> int:
+    """A stable 64-bit seed for ``name`` under the run seed (same in every process)."""
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+@dataclass(frozen=True)
+class Race:
+    """Two workers inside one component at once (detected when the second one enters)."""
+
+    component: str
+    event: str
+    when: int
+    detail: str
+
+
+class ModelEvent(Event):
+    """A named event owned by a component; ``process`` records it and calls the handler."""
+
+    __slots__ = ("component", "handler", "payload", "eid")
+
+    def __init__(
+        self,
+        component: Component,
+        name: str,
+        handler: Callable[[Any], object],
+        priority: int = Priority.DEFAULT,
+        *,
+        managed: bool = False,
+    ) -> None:
+        super().__init__(None, name, priority, managed=managed)
+        self.component = component
+        self.handler = handler
+        self.payload: Any = 0
+        self.eid = component.model.name_id(name)
+
+    def process(self) -> None:
+        comp = self.component
+        model = comp.model
+        me = model.worker_id()
+        occupant = comp._occupant
+        if occupant is None:
+            comp._occupant = me
+        elif occupant != me:
+            model.note_race(comp, self, f"worker {me} entered while worker {occupant} was inside")
+        when = self._when
+        payload = self.payload
+        comp.when = when
+        comp.count += 1
+        comp.digest = hash((comp.digest, when, self._priority, self.eid, payload))
+        if comp.trace is not None:
+            comp.trace.append((when, self._priority, self._name, payload))
+        try:
+            self.handler(payload)
+        finally:
+            if occupant is None:
+                comp._occupant = None
+
+
+class MessageEvent(ModelEvent):
+    """A one-shot event delivering a link message; recycled through the link (gem5 AutoDelete)."""
+
+    __slots__ = ("link",)
+
+    def __init__(self, link: Link) -> None:
+        super().__init__(link.dst, link.event_name, link.handler, link.priority, managed=True)
+        self.link = link
+
+    def release(self) -> None:
+        self.payload = 0
+        self.link._free.append(self)
+
+
+class Link:
+    """A one-way connection from ``src`` to a handler of ``dst`` with a latency in ticks.
+
+    ``send`` schedules the message on ``dst``'s queue at
+    ``src.cur_tick + latency + delay``.  A strategy that puts ``src`` and ``dst``
+    in different logical processes sets :attr:`remote` to its own sink, which
+    receives ``(link, when, payload, source)`` and later calls :meth:`deliver`
+    on the receiving side.
+    """
+
+    __slots__ = ("id", "src", "dst", "latency", "handler", "handler_name", "event_name", "priority", "remote", "_free")
+
+    def __init__(
+        self,
+        link_id: int,
+        src: Component,
+        dst: Component,
+        handler_name: str,
+        latency: int,
+        priority: int,
+        event_name: str,
+    ) -> None:
+        self.id = link_id
+        self.src = src
+        self.dst = dst
+        self.latency = latency
+        self.handler_name = handler_name
+        self.handler = getattr(dst, handler_name)
+        self.event_name = event_name
+        self.priority = int(priority)
+        self.remote: Callable[[Link, int, Any, int], None] | None = None
+        self._free: list[MessageEvent] = []
+
+    def send(self, payload: Any = 0, delay: int = 0) -> None:
+        """Send from ``src`` (called by ``src``'s handler code); see :meth:`Component.send`."""
+        src = self.src
+        when = src.queue.cur_tick + self.latency + delay
+        src._seq += 1
+        source = src._source_base | src._seq
+        if self.remote is None:
+            self.deliver(when, payload, source)
+        else:
+            self.remote(self, when, payload, source)
+
+    def deliver(self, when: int, payload: Any, source: int) -> None:
+        """Schedule the message on ``dst``'s queue (sender side for local links)."""
+        free = self._free
+        event = free.pop() if free else MessageEvent(self)
+        event.payload = payload
+        event.source = source
+        self.dst.queue.schedule(event, when)
+
+    def __repr__(self) -> str:
+        return f"<Link {self.id} {self.src.name}->{self.dst.name}.{self.handler_name} lat={self.latency}>"
+
+
+class Component:
+    """gem5's SimObject, and the context its handlers run in (see the module docstring).
+
+    Subclasses set up state and events in ``__init__`` (after calling
+    ``super().__init__``), schedule their first events in :meth:`init`, and
+    summarise their final state in :meth:`state`.
+    """
+
+    def __init__(self, model: Model, name: str) -> None:
+        self.model = model
+        self.name = name
+        self.id = model._register(self)
+        self.rng = random.Random(derive_seed(model.seed, name))
+        self.queue: EventQueue = model.unbound_queue
+        self.when = 0
+        self.count = 0
+        self.digest = 0
+        self.trace: list[tuple[int, int, str, Any]] | None = [] if model.trace else None
+        self.events: dict[str, ModelEvent] = {}
+        self._occupant: object = None
+        self._seq = 0
+        self._source_base = canonical_source(self.id, 0)
+        self.work = model.work
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def init(self) -> None:
+        """Schedule the first events (called once by :meth:`Model.start`, in id order)."""
+
+    def state(self) -> tuple[Any, ...]:
+        """The final state as a tuple of ints/floats/bools/tuples, folded into the digest."""
+        return ()
+
+    # -- context -----------------------------------------------------------------------
+    @property
+    def cur_tick(self) -> int:
+        return self.queue.cur_tick
+
+    def event(self, suffix: str, handler: Callable[[Any], object], priority: int = Priority.DEFAULT) -> ModelEvent:
+        """Create the long-lived event ``<name>.<suffix>`` handled by ``handler(payload)``."""
+        name = f"{self.name}.{suffix}"
+        if name in self.events:
+            raise ValueError(f"component {self.name} already has an event named {suffix!r}")
+        ev = ModelEvent(self, name, handler, priority)
+        self.events[name] = ev
+        return ev
+
+    def _stamp(self, event: Event) -> None:
+        self._seq += 1
+        event.source = self._source_base | self._seq
+
+    def schedule(self, event: ModelEvent, when: int, payload: Any = 0) -> None:
+        """Schedule one of this component's events at absolute tick ``when``."""
+        event.payload = payload
+        self._seq += 1
+        event.source = self._source_base | self._seq
+        self.queue.schedule(event, when)
+
+    def reschedule(self, event: ModelEvent, when: int, always: bool = False, payload: Any = 0) -> None:
+        """gem5 ``reschedule`` of one of this component's events."""
+        event.payload = payload
+        self._seq += 1
+        event.source = self._source_base | self._seq
+        self.queue.reschedule(event, when, always)
+
+    def deschedule(self, event: ModelEvent) -> None:
+        """gem5 ``deschedule`` of one of this component's events."""
+        self.queue.deschedule(event)
+
+    def send(self, link: Link, payload: Any = 0, delay: int = 0) -> None:
+        """Send ``payload`` through ``link``; it arrives at ``cur_tick + latency + delay``."""
+        link.send(payload, delay)
+
+    def call(self, peer: Component, method: str, *args: Any) -> Any:
+        """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest."""
+        model = self.model
+        if peer.queue is not self.queue:
+            model.note_race(peer, None, f"direct call {self.name}->{peer.name}.{method} across event queues")
+        me = model.worker_id()
+        occupant = peer._occupant
+        if occupant is None:
+            peer._occupant = me
+        elif occupant != me:
+            model.note_race(peer, None, f"direct call from {self.name}: worker {me} entered while {occupant} inside")
+        when = self.when
+        saved_when = peer.when
+        peer.when = when
+        peer.count += 1
+        peer.digest = hash((peer.digest, when, _CALL_PRIORITY, model.name_id(f"{peer.name}:{method}"), args))
+        if peer.trace is not None:
+            peer.trace.append((when, _CALL_PRIORITY, f"{peer.name}:{method}", args))
+        try:
+            return getattr(peer, method)(*args)
+        finally:
+            peer.when = saved_when
+            if occupant is None:
+                peer._occupant = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} id={self.id}>"
+
+
+class Model:
+    """All components and links of one simulated system, built from (params, seed).
+
+    ``work`` is the ``work(us)`` function (see :mod:`tickpar.work`); ``trace``
+    keeps every component's full event list for first-divergence reports.
+    ``end_tick`` (set by the workload, or ``None``) is where the simulation
+    stops: events at ``end_tick`` with priority below ``SIM_EXIT`` still run,
+    as with gem5's ``simulate(max_tick)``.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        *,
+        work: Callable[[float], None] | None = None,
+        trace: bool = False,
+    ) -> None:
+        self.seed = int(seed)
+        self.work: Callable[[float], None] = work or (lambda us: None)
+        self.trace = trace
+        self.components: list[Component] = []
+        self.by_name: dict[str, Component] = {}
+        self.links: list[Link] = []
+        self.direct: list[tuple[Component, Component]] = []
+        self.end_tick: int | None = None
+        self.races: list[Race] = []
+        self.unbound_queue = EventQueue("unbound")
+        #: Returns the identity of the worker running now; executors that interleave
+        #: simulated workers on one thread replace it.
+        self.worker_id: Callable[[], object] = get_ident
+        self._name_ids: dict[str, int] = {}
+        self._started = False
+
+    # -- building ----------------------------------------------------------------------
+    def _register(self, component: Component) -> int:
+        if component.name in self.by_name:
+            raise ValueError(f"duplicate component name {component.name!r}")
+        self.components.append(component)
+        self.by_name[component.name] = component
+        return len(self.components) - 1
+
+    def name_id(self, name: str) -> int:
+        """A stable small integer for an event or method name (digests hash ints, not str)."""
+        ids = self._name_ids
+        found = ids.get(name)
+        if found is None:
+            # Ids come from the name itself, not from first use, so any process agrees.
+            found = int.from_bytes(hashlib.sha256(name.encode()).digest()[:7], "little")
+            ids[name] = found
+        return found
+
+    def link(
+        self,
+        src: Component,
+        dst: Component,
+        handler: str,
+        latency: int,
+        *,
+        priority: int = Priority.DEFAULT,
+        event_name: str | None = None,
+    ) -> Link:
+        """Connect ``src`` to ``dst.<handler>`` with ``latency`` ticks (>= 0)."""
+        if latency < 0:
+            raise ValueError(f"link latency {latency} must be >= 0")
+        if not callable(getattr(dst, handler, None)):
+            raise ValueError(f"{dst.name} has no handler {handler!r}")
+        name = event_name or f"{dst.name}.{handler}Event"
+        link = Link(len(self.links), src, dst, handler, int(latency), priority, name)
+        self.links.append(link)
+        return link
+
+    def connect_direct(self, a: Component, b: Component) -> None:
+        """Declare that ``a`` makes same-tick direct calls into ``b`` (zero-latency coupling)."""
+        self.direct.append((a, b))
+
+    # -- running -----------------------------------------------------------------------
+    def bind(self, queue_of: EventQueue | Callable[[Component], EventQueue]) -> None:
+        """Put every component on an event queue (one shared queue, or a function of the component)."""
+        for comp in self.components:
+            comp.queue = queue_of if isinstance(queue_of, EventQueue) else queue_of(comp)
+
+    def start(self, components: Iterable[Component] | None = None) -> None:
+        """Run ``init()`` of ``components`` (default: all) in id order; call once, after :meth:`bind`."""
+        if self._started:
+            raise RuntimeError("Model.start() called twice")
+        self._started = True
+        chosen = self.components if components is None else sorted(components, key=lambda c: c.id)
+        for comp in chosen:
+            if comp.queue is self.unbound_queue:
+                raise RuntimeError(f"component {comp.name} is not bound to an event queue")
+            comp.init()
+
+    def note_race(self, component: Component, event: Event | None, detail: str) -> None:
+        """Record that two workers were inside ``component`` at once."""
+        self.races.append(
+            Race(component.name, event.name if event is not None else "<direct call>", component.when, detail)
+        )
+
+    def lookahead_graph(self) -> list[tuple[int, int, int]]:
+        """``(src id, dst id, min latency)`` for every coupled pair; direct calls have latency 0."""
+        best: dict[tuple[int, int], int] = {}
+        for link in self.links:
+            key = (link.src.id, link.dst.id)
+            best[key] = min(best.get(key, link.latency), link.latency)
+        for a, b in self.direct:
+            best[(a.id, b.id)] = 0
+        return [(s, d, lat) for (s, d), lat in sorted(best.items())]

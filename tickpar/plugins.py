@@ -1,0 +1,185 @@
+"""The plugin contracts: :class:`Workload` and :class:`Strategy`, and what passes between them.
+
+Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this):
+
+1. The CLI resolves the workload's parameters and the strategy's options
+   against their declared :class:`~tickpar.params.Param` tables, then calls
+   :meth:`Strategy.validate` for cross-checks (bad input -> one-line
+   :class:`~tickpar.params.ParamError`).
+2. It builds a :class:`RunSpec` (workload, params, seed, order, work mode,
+   trace): everything needed to rebuild the model in any process.
+3. :meth:`Strategy.run` gets the spec, the worker count and the options.  It
+   builds the model with :meth:`RunSpec.build_model` (once, or once per
+   process/rank for its own partition), binds components to queues, calls
+   ``model.start()``, executes, and returns a :class:`StrategyResult`: the
+   oracle record (:func:`tickpar.oracle.collect`/``merge``) and its statistics.
+4. The oracle compares the record with the sequential run of the same spec.
+
+A strategy may raise :class:`~tickpar.eventq.SchedulingError` (verdict
+``causality``), :class:`DeadlockError` (``deadlock``) or anything else
+(``crash``); the runner turns each into that cell's verdict.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from tickpar.model import Model
+from tickpar.oracle import OracleRecord
+from tickpar.params import Param, ParamError
+
+__all__ = [
+    "Workload",
+    "Strategy",
+    "RunSpec",
+    "StrategyResult",
+    "DeadlockError",
+    "LookaheadError",
+    "STAT_KEYS",
+    "base_stats",
+]
+
+
+class DeadlockError(RuntimeError):
+    """The strategy stopped with events left and no worker able to make progress."""
+
+
+class LookaheadError(RuntimeError):
+    """An event crossed logical processes with less latency than the lookahead (verdict ``causality``)."""
+
+
+class Workload(abc.ABC):
+    """A workload plugin: builds a model as a pure function of (params, seed).
+
+    Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
+    ``params`` (the declared parameters).  Building must not depend on
+    anything but the params and ``model.seed``: process and MPI backends call
+    :meth:`build` in every process and rely on getting the same model.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    params: ClassVar[dict[str, Param]] = {}
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        """Cross-parameter checks on resolved params; raise ParamError with one line."""
+
+    @abc.abstractmethod
+    def build(self, model: Model, params: dict[str, Any]) -> None:
+        """Create the components and links of ``model`` and set ``model.end_tick``."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a model and its golden result."""
+
+    workload: str
+    params: dict[str, Any]
+    seed: int
+    order: str = "gem5"
+    work: str = "none"
+    trace: bool = False
+
+    def build_model(self, *, work: str | None = None) -> Model:
+        """Build this spec's model (a pure function of the spec)."""
+        from tickpar.registry import get_registry
+        from tickpar.work import make_work
+
+        workload = get_registry().workload(self.workload)()
+        work_fn, _ = make_work(work or self.work)
+        model = Model(self.seed, work=work_fn, trace=self.trace)
+        workload.build(model, dict(self.params))
+        return model
+
+    def with_trace(self, trace: bool = True) -> RunSpec:
+        return replace(self, trace=trace)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "params": dict(self.params),
+            "seed": self.seed,
+            "order": self.order,
+            "work": self.work,
+            "trace": self.trace,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        return cls(
+            data["workload"], dict(data["params"]), int(data["seed"]), data["order"], data["work"], data["trace"]
+        )
+
+
+#: Statistics every strategy reports (others may be added freely).
+STAT_KEYS = (
+    "events",
+    "batches",
+    "mean_events_per_batch",
+    "lock_waits",
+    "messages",
+    "null_messages",
+    "idle_s",
+)
+
+
+def base_stats(workers: int) -> dict[str, Any]:
+    """A stats dict with every :data:`STAT_KEYS` entry at its neutral value."""
+    return {
+        "events": 0,
+        "batches": 0,
+        "mean_events_per_batch": 0.0,
+        "lock_waits": 0,
+        "messages": 0,
+        "null_messages": 0,
+        "idle_s": [0.0] * workers,
+    }
+
+
+@dataclass
+class StrategyResult:
+    """What :meth:`Strategy.run` returns: the oracle record and the strategy's statistics."""
+
+    record: OracleRecord
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class Strategy(abc.ABC):
+    """A strategy plugin: executes a model, sequentially or in parallel.
+
+    Class attributes:
+
+    * ``name``, ``summary``: CLI/config name and one line for ``tickpar list``.
+    * ``options``: declared options (validated before :meth:`run`); a strategy
+      with several backends declares ``backend`` here.
+    * ``orders``: the order modes in which the strategy promises ``exact``.
+    * ``max_workers``: ``None`` or an upper bound (e.g. 1 for ``sequential``).
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    options: ClassVar[dict[str, Param]] = {}
+    orders: ClassVar[tuple[str, ...]] = ("gem5", "canonical")
+    max_workers: ClassVar[int | None] = None
+
+    def validate(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> None:
+        """Cross-checks of workers/options against the spec; raise ParamError with one line."""
+        if workers < 1:
+            raise ParamError(f"workers={workers} is not allowed: an int >= 1")
+        if self.max_workers is not None and workers > self.max_workers:
+            raise ParamError(f"workers={workers} is not allowed for {self.name}: at most {self.max_workers}")
+
+    def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
+        """The verdict this strategy promises for the cell (``exact`` by default when the
+        order mode is one it guarantees), or ``None`` when it promises nothing."""
+        return "exact" if spec.order in self.orders else None
+
+    def uses_processes(self, options: dict[str, Any]) -> bool:
+        """True when this run uses worker processes or ranks rather than threads (for scheduling)."""
+        return options.get("backend") in {"processes", "mpi"}
+
+    @abc.abstractmethod
+    def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
+        """Execute ``spec`` with ``workers`` workers and return the record and statistics."""

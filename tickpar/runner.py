@@ -1,0 +1,257 @@
+"""Run one cell: validate it, execute the strategy, turn any failure into a verdict, write a record.
+
+A *cell* is (workload, params, strategy, options, workers, seed, order, work).
+:func:`resolve_cell` validates every part against the plugin registry (bad
+input -> one-line :class:`~tickpar.params.ParamError` or
+:class:`~tickpar.registry.PluginError`).  :func:`execute` runs it in this
+process; :func:`execute_isolated` runs it in a child process with a time
+limit, so a hang or a hard crash becomes that cell's ``timeout``/``crash``
+verdict instead of taking the caller down.
+
+The JSON record (``tickpar run --out``, one per pipeline cell) is versioned:
+
+# Record format history:
+# tickpar.cell/1: first version (workload, params, strategy, options, workers,
+#   seed, order, work, work_model, events, final_tick, digest, wall_s,
+#   events_per_s, stats, oracle, verdict, env, versions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tickpar.envinfo import environment, versions
+from tickpar.eventq import ORDERS, SchedulingError
+from tickpar.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
+from tickpar.params import ParamError, resolve
+from tickpar.plugins import DeadlockError, LookaheadError, RunSpec
+from tickpar.registry import get_registry
+from tickpar.work import WORK_MODES, calibrate, make_work
+
+__all__ = [
+    "Cell",
+    "Outcome",
+    "RECORD_FORMAT",
+    "resolve_cell",
+    "execute",
+    "execute_isolated",
+    "golden_cell",
+    "make_record",
+    "check_cell",
+    "write_json_atomic",
+]
+
+RECORD_FORMAT = "tickpar.cell/1"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A validated cell: the spec plus the strategy, its resolved options and the worker count."""
+
+    spec: RunSpec
+    strategy: str
+    options: dict[str, Any]
+    workers: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec.to_dict(), "strategy": self.strategy, "options": self.options, "workers": self.workers}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Cell:
+        return cls(RunSpec.from_dict(data["spec"]), data["strategy"], dict(data["options"]), int(data["workers"]))
+
+
+@dataclass
+class Outcome:
+    """What executing a cell produced."""
+
+    record: OracleRecord
+    stats: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def resolve_cell(
+    workload: str,
+    params: dict[str, Any] | None,
+    strategy: str,
+    options: dict[str, Any] | None,
+    workers: int,
+    seed: int,
+    order: str = "gem5",
+    work: str = "none",
+    trace: bool = False,
+) -> Cell:
+    """Validate and complete a cell; raises ParamError/PluginError with one line."""
+    registry = get_registry()
+    workload_cls = registry.workload(workload)
+    strategy_cls = registry.strategy(strategy)
+    if order not in ORDERS:
+        raise ParamError(f"order {order!r} is not allowed: choose one of {', '.join(ORDERS)}")
+    if work not in WORK_MODES:
+        raise ParamError(f"work {work!r} is not allowed: choose one of {', '.join(WORK_MODES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ParamError(f"seed={seed!r} is not allowed: an int >= 0")
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise ParamError(f"workers={workers!r} is not allowed: an int >= 1")
+    resolved_params = resolve(workload_cls.params, params, f"workload {workload} parameter")
+    workload_cls().check_params(resolved_params)
+    resolved_options = resolve(strategy_cls.options, options, f"strategy {strategy} option")
+    spec = RunSpec(workload, resolved_params, seed, order, work, trace)
+    strategy_cls().validate(spec, workers, resolved_options)
+    return Cell(spec, strategy, resolved_options, workers)
+
+
+def golden_cell(cell: Cell) -> Cell:
+    """The sequential cell whose record is ``cell``'s golden reference."""
+    return Cell(cell.spec, "sequential", {"checks": True}, 1)
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" at {Path(last.filename).name}:{last.lineno} in {last.name}"
+
+
+def execute(cell: Cell) -> Outcome:
+    """Run ``cell`` in this process; every failure becomes a failure record, never an exception."""
+    strategy = get_registry().strategy(cell.strategy)()
+    started = time.perf_counter()
+    try:
+        result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+    except SchedulingError as err:
+        return Outcome(causality_failure(err), {}, time.perf_counter() - started)
+    except LookaheadError as err:
+        return Outcome(failure_record("causality", f"lookahead violation: {err}"), {}, time.perf_counter() - started)
+    except DeadlockError as err:
+        return Outcome(failure_record("deadlock", str(err)), {}, time.perf_counter() - started)
+    except Exception as err:
+        message = f"{type(err).__name__}: {err}{_where(err)}"
+        return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
+    wall = time.perf_counter() - started
+    return Outcome(result.record, result.stats, wall)
+
+
+def _outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
+    return {"record": outcome.record.to_dict(with_traces=True), "stats": outcome.stats, "wall_s": outcome.wall_s}
+
+
+def _outcome_from_dict(data: dict[str, Any]) -> Outcome:
+    return Outcome(OracleRecord.from_dict(data["record"]), data["stats"], data["wall_s"])
+
+
+def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
+    """Run ``cell`` in a child process; past ``timeout`` seconds it is killed (verdict ``timeout``)."""
+    with tempfile.TemporaryDirectory(prefix="tickpar-cell-") as tmp:
+        cell_path = Path(tmp, "cell.json")
+        out_path = Path(tmp, "outcome.json")
+        cell_path.write_text(json.dumps(cell.to_dict()))
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tickpar.runner", str(cell_path), str(out_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: a timeout kills MPI ranks and helpers too
+        )
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.communicate()
+            return Outcome(
+                failure_record("timeout", f"cell exceeded its {timeout:g} s limit"), {}, time.perf_counter() - started
+            )
+        if out_path.exists():
+            return _outcome_from_dict(json.loads(out_path.read_text()))
+        tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
+        message = f"worker process exited with status {proc.returncode}: " + " | ".join(tail)
+        return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) -> dict[str, Any]:
+    """The self-describing JSON record of one cell."""
+    rec = outcome.record
+    spec = cell.spec
+    _, work_model = make_work(spec.work)
+    calibrate(spec.work)
+    events = rec.events
+    return {
+        "format": RECORD_FORMAT,
+        "workload": spec.workload,
+        "params": spec.params,
+        "strategy": cell.strategy,
+        "options": cell.options,
+        "workers": cell.workers,
+        "seed": spec.seed,
+        "order": spec.order,
+        "work": spec.work,
+        "work_model": work_model.describe(),
+        "events": events,
+        "final_tick": rec.final_tick,
+        "digest": rec.digest,
+        "wall_s": outcome.wall_s,
+        "events_per_s": events / outcome.wall_s if outcome.wall_s > 0 and events else 0.0,
+        "stats": outcome.stats,
+        "failure": rec.failure,
+        "verdict": verdict.to_dict() if verdict is not None else None,
+        "oracle": rec.to_dict(with_traces=False),
+        "env": environment(),
+        "versions": versions(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def check_cell(cell: Cell, golden: OracleRecord | None = None, timeout: float | None = None) -> tuple[Verdict, Outcome]:
+    """Run the golden sequential cell (unless given) and ``cell``, both traced, and compare."""
+    traced = Cell(cell.spec.with_trace(True), cell.strategy, cell.options, cell.workers)
+    if golden is None:
+        golden_outcome = execute(golden_cell(traced))
+        if golden_outcome.record.failure is not None:
+            raise RuntimeError(f"golden sequential run failed: {golden_outcome.record.failure['message']}")
+        golden = golden_outcome.record
+    outcome = execute_isolated(traced, timeout) if timeout else execute(traced)
+    return compare(golden, outcome.record), outcome
+
+
+def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
+    """Write ``data`` to ``path`` via a temporary file and a rename (never a half-written record)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=False, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _child_main(argv: list[str]) -> int:
+    cell = Cell.from_dict(json.loads(Path(argv[0]).read_text()))
+    outcome = execute(cell)
+    Path(argv[1]).write_text(json.dumps(_outcome_to_dict(outcome), default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1:]))

@@ -1,0 +1,112 @@
+"""Synthetic event work of a given duration, in three recorded modes.
+
+* ``gil-release``: SHA-256 over a buffer sized to the duration.  CPython
+  releases the GIL while hashing buffers above 2047 bytes, so threads truly
+  overlap; below that size (about 2 µs here) the call holds the GIL.
+* ``gil-hold``: a calibrated pure-Python loop; threads serialise on the GIL,
+  processes and MPI ranks do not.
+* ``none``: no work; the run measures the engine and synchronisation alone.
+
+Calibration runs once per process (a few tens of milliseconds) and its result
+is recorded with every run, since it is what turns ``work_us`` into seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["WORK_MODES", "WorkModel", "make_work"]
+
+WORK_MODES = ("gil-release", "gil-hold", "none")
+
+# CPython hashes inline (holding the GIL) below this many bytes (Modules/hashlib.h HASHLIB_GIL_MINSIZE).
+GIL_RELEASE_MIN_BYTES = 2048
+
+
+@dataclass(frozen=True)
+class WorkModel:
+    """How ``work(us)`` is done in this process; recorded with every result."""
+
+    mode: str
+    units_per_us: float
+    """Bytes hashed (gil-release) or loop iterations (gil-hold) per microsecond."""
+
+    def describe(self) -> dict[str, object]:
+        unit = {"gil-release": "sha256 bytes", "gil-hold": "python loop iterations", "none": "-"}[self.mode]
+        return {
+            "mode": self.mode,
+            "units_per_us": round(self.units_per_us, 3),
+            "unit": unit,
+            "gil_release_min_bytes": GIL_RELEASE_MIN_BYTES if self.mode == "gil-release" else None,
+        }
+
+
+_BUFFER = bytes(range(256)) * 4096  # 1 MiB; slices are views, so no copy per call
+_VIEW = memoryview(_BUFFER)
+_calibrated: dict[str, float] = {}
+
+
+def _spin(n: int) -> int:
+    acc = 0
+    for i in range(n):
+        acc ^= i
+    return acc
+
+
+def _median_rate(run: Callable[[int], object], size: int) -> float:
+    rates = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        run(size)
+        dt = time.perf_counter() - t0
+        rates.append(size / (dt * 1e6))
+    rates.sort()
+    return rates[len(rates) // 2]
+
+
+def calibrate(mode: str) -> float:
+    """Units per microsecond for ``mode`` on this machine (cached per process)."""
+    if mode not in WORK_MODES:
+        raise ValueError(f"work mode {mode!r} is not allowed: choose one of {', '.join(WORK_MODES)}")
+    if mode == "none":
+        return 0.0
+    if mode not in _calibrated:
+        if mode == "gil-release":
+            rate = _median_rate(lambda n: hashlib.sha256(_VIEW[:n]).digest(), 512 * 1024)
+        else:
+            rate = _median_rate(_spin, 200_000)
+        _calibrated[mode] = rate
+    return _calibrated[mode]
+
+
+def make_work(mode: str) -> tuple[Callable[[float], None], WorkModel]:
+    """A ``work(us)`` function for ``mode`` and the model that describes it."""
+    rate = calibrate(mode)
+    model = WorkModel(mode, rate)
+    if mode == "none":
+
+        def work(us: float) -> None:
+            return None
+
+    elif mode == "gil-release":
+        limit = len(_BUFFER)
+        sha256 = hashlib.sha256
+        view = _VIEW
+
+        def work(us: float) -> None:
+            n = int(us * rate)
+            while n > limit:
+                sha256(view).digest()
+                n -= limit
+            if n > 0:
+                sha256(view[:n]).digest()
+
+    else:
+
+        def work(us: float) -> None:
+            _spin(int(us * rate))
+
+    return work, model

@@ -1,0 +1,99 @@
+"""``phold``: PHOLD as ROSS defines it (models/phold/phold.c), in integer ticks.
+
+``lps`` logical processes each start with ``population`` events.  Every event
+received sends exactly one new event, so the population stays constant: with
+probability ``remote`` to a uniformly chosen *other* LP, otherwise to itself,
+``lookahead + floor(Exp(mean))`` ticks later (ROSS: ``tw_rand_exponential(mean)
++ lookahead``).  ``granularity`` rounds arrival ticks up to a multiple of
+itself, which turns PHOLD's one-event ticks into many-event ticks (the shape
+that tick-synchronous strategies need).  Each event does ``work_us`` of
+synthetic work.  The run stops at ``end_tick``.
+
+Links: every LP has a link to every LP (itself included) with latency
+``lookahead``, so the lookahead between any two LPs is exactly ``lookahead``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tickpar.model import Component, Link, Model
+from tickpar.params import Param, ParamError
+from tickpar.plugins import Workload
+
+
+class PholdLP(Component):
+    """One PHOLD logical process; the payload is the event's hop count."""
+
+    def __init__(self, model: Model, name: str, index: int, params: dict[str, Any]) -> None:
+        super().__init__(model, name)
+        self.index = index
+        self.population = params["population"]
+        self.remote = params["remote"]
+        self.lookahead = params["lookahead"]
+        self.rate = 1.0 / params["mean"]
+        self.granularity = params["granularity"]
+        self.work_us = params["work_us"]
+        self.out: list[Link] = []
+        self.received = 0
+        self.sent_remote = 0
+        self.hop_sum = 0
+
+    def _delay(self) -> int:
+        """Ticks beyond the link latency: the exponential part, then rounding to the granularity."""
+        delay = int(self.rng.expovariate(self.rate))
+        g = self.granularity
+        if g > 1:
+            arrival = self.cur_tick + self.lookahead + delay
+            delay += -arrival % g
+        return delay
+
+    def _pick(self) -> Link:
+        lps = len(self.out)
+        if lps > 1 and self.rng.random() < self.remote:
+            other = self.rng.randrange(lps - 1)
+            return self.out[other + (other >= self.index)]
+        return self.out[self.index]
+
+    def init(self) -> None:
+        for _ in range(self.population):
+            self.send(self.out[self.index], 0, self._delay())
+
+    def on_event(self, hops: int) -> None:
+        self.received += 1
+        self.hop_sum += hops
+        if self.work_us:
+            self.work(self.work_us)
+        link = self._pick()
+        if link.dst is not self:
+            self.sent_remote += 1
+        link.send(hops + 1, self._delay())
+
+    def state(self) -> tuple[int, ...]:
+        return (self.received, self.sent_remote, self.hop_sum)
+
+
+class Phold(Workload):
+    name = "phold"
+    summary = "ROSS PHOLD: constant population of events hopping between LPs with exponential delays"
+    params = {
+        "lps": Param(int, 16, "number of logical processes", min=1, max=256),
+        "population": Param(int, 4, "initial events per LP (stays constant)", min=1, max=10_000),
+        "remote": Param(float, 0.25, "fraction of events sent to a random other LP", min=0.0, max=1.0),
+        "lookahead": Param(int, 10, "minimum increment in ticks (link latency)", min=1, max=10**9),
+        "mean": Param(float, 100.0, "mean of the exponential part of the increment, ticks", min=1e-3, max=1e9),
+        "granularity": Param(int, 1, "round arrival ticks up to a multiple of this", min=1, max=10**9),
+        "end_tick": Param(int, 20_000, "stop the simulation at this tick", min=1, max=10**15),
+        "work_us": Param(float, 0.0, "synthetic work per event, microseconds", min=0.0, max=1e6),
+    }
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        if params["remote"] > 0 and params["lps"] < 2:
+            raise ParamError(f"workload phold parameter remote={params['remote']} needs lps >= 2 (lps=1)")
+
+    def build(self, model: Model, params: dict[str, Any]) -> None:
+        lps = [PholdLP(model, f"lp{i}", i, params) for i in range(params["lps"])]
+        for src in lps:
+            for dst in lps:
+                src.out.append(model.link(src, dst, "on_event", params["lookahead"], event_name=f"{dst.name}.msgEvent"))
+        model.end_tick = params["end_tick"]
