@@ -13,19 +13,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tickpar.eventq import Event, EventQueue, Priority
+from tickpar.eventq import EventQueue
 from tickpar.oracle import collect
 from tickpar.params import Param
 from tickpar.plugins import RunSpec, Strategy, StrategyResult, base_stats
-
-
-def schedule_limit(queue: EventQueue, end_tick: int | None) -> Event | None:
-    """gem5's ``simulate(max_tick)`` limit: an exit event at ``(end_tick, SIM_EXIT)``."""
-    if end_tick is None:
-        return None
-    limit = Event(name="simulate.limit_event", priority=Priority.SIM_EXIT, is_exit=True)
-    queue.schedule(limit, end_tick)
-    return limit
+from tickpar.simloop import schedule_limit
 
 
 class Sequential(Strategy):

@@ -14,7 +14,7 @@ from typing import Any
 
 from tickpar.registry import REPO_ROOT
 
-__all__ = ["environment", "gil_enabled", "versions", "git_sha"]
+__all__ = ["environment", "gil_enabled", "git_sha", "versions"]
 
 _PACKAGES = ("tickpar", "snakemake", "pandas", "seaborn", "matplotlib", "pyperf", "numpy", "networkx", "mpi4py")
 

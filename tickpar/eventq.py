@@ -44,12 +44,12 @@ from enum import IntEnum
 from heapq import heappop, heappush
 
 __all__ = [
+    "ORDERS",
     "Event",
     "EventQueue",
     "Priority",
     "SchedulingError",
     "Violation",
-    "ORDERS",
 ]
 
 ORDERS = ("gem5", "canonical")
@@ -152,17 +152,17 @@ class Event:
     """
 
     __slots__ = (
+        "__weakref__",
         "_callback",
-        "_name",
-        "_priority",
-        "_pkey",
-        "_when",
-        "_tie",
-        "_squashed",
         "_is_exit",
         "_managed",
+        "_name",
+        "_pkey",
+        "_priority",
+        "_squashed",
+        "_tie",
+        "_when",
         "source",
-        "__weakref__",
     )
 
     def __init__(
@@ -257,7 +257,7 @@ class EventQueue:
     store with no monotonicity check; model code reads it as "now".
     """
 
-    __slots__ = ("name", "order", "checks", "cur_tick", "violations", "_heap", "_size", "_seq", "_canonical")
+    __slots__ = ("_canonical", "_heap", "_seq", "_size", "checks", "cur_tick", "name", "order", "violations")
 
     def __init__(self, name: str = "main", order: str = "gem5", checks: bool = True) -> None:
         if order not in ORDERS:

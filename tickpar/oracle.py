@@ -35,7 +35,7 @@ from typing import Any
 from tickpar.eventq import SchedulingError, Violation
 from tickpar.model import Component, Model
 
-__all__ = ["VERDICTS", "OracleRecord", "Verdict", "collect", "merge", "compare", "failure_record"]
+__all__ = ["VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "failure_record", "merge"]
 
 VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash")
 FAILED_RUN = ("crash", "timeout", "deadlock")

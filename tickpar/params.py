@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Param", "ParamError", "resolve", "parse_assignments"]
+__all__ = ["Param", "ParamError", "parse_assignments", "resolve"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -60,7 +60,7 @@ class Param:
             raise ParamError(f"{what} {name}={value!r} is not allowed: {self.allowed()}") from None
         if self.choices is not None and converted not in self.choices:
             raise ParamError(f"{what} {name}={value!r} is not allowed: {self.allowed()}")
-        if self.min is not None and converted < self.min or self.max is not None and converted > self.max:
+        if (self.min is not None and converted < self.min) or (self.max is not None and converted > self.max):
             raise ParamError(f"{what} {name}={value!r} is out of range: {self.allowed()}")
         return converted
 

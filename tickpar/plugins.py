@@ -31,13 +31,13 @@ from tickpar.oracle import OracleRecord
 from tickpar.params import Param, ParamError
 
 __all__ = [
-    "Workload",
-    "Strategy",
-    "RunSpec",
-    "StrategyResult",
+    "STAT_KEYS",
     "DeadlockError",
     "LookaheadError",
-    "STAT_KEYS",
+    "RunSpec",
+    "Strategy",
+    "StrategyResult",
+    "Workload",
     "base_stats",
 ]
 
@@ -82,14 +82,18 @@ class RunSpec:
     work: str = "none"
     trace: bool = False
 
-    def build_model(self, *, work: str | None = None) -> Model:
-        """Build this spec's model (a pure function of the spec)."""
+    def build_model(self, *, work: str | None = None, detect_races: bool = False) -> Model:
+        """Build this spec's model (a pure function of the spec).
+
+        ``detect_races``: give events the race guard (for models that several
+        workers share in memory); ``work`` overrides the spec's work mode.
+        """
         from tickpar.registry import get_registry
         from tickpar.work import make_work
 
         workload = get_registry().workload(self.workload)()
         work_fn, _ = make_work(work or self.work)
-        model = Model(self.seed, work=work_fn, trace=self.trace)
+        model = Model(self.seed, work=work_fn, trace=self.trace, detect_races=detect_races)
         workload.build(model, dict(self.params))
         return model
 

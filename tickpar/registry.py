@@ -32,7 +32,7 @@ from typing import Any
 from tickpar.params import Param
 from tickpar.plugins import Strategy, Workload
 
-__all__ = ["PluginError", "Registry", "get_registry", "REPO_ROOT"]
+__all__ = ["REPO_ROOT", "PluginError", "Registry", "get_registry"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINT_GROUPS = {"strategy": "tickpar.strategies", "workload": "tickpar.workloads"}

@@ -39,15 +39,15 @@ from tickpar.registry import get_registry
 from tickpar.work import WORK_MODES, calibrate, make_work
 
 __all__ = [
+    "RECORD_FORMAT",
     "Cell",
     "Outcome",
-    "RECORD_FORMAT",
-    "resolve_cell",
+    "check_cell",
     "execute",
     "execute_isolated",
     "golden_cell",
     "make_record",
-    "check_cell",
+    "resolve_cell",
     "write_json_atomic",
 ]
 

@@ -60,14 +60,24 @@ class PholdLP(Component):
             self.send(self.out[self.index], 0, self._delay())
 
     def on_event(self, hops: int) -> None:
+        # _pick() and _delay() inlined: PHOLD is the engine benchmark, so its handler stays lean.
         self.received += 1
         self.hop_sum += hops
         if self.work_us:
             self.work(self.work_us)
-        link = self._pick()
-        if link.dst is not self:
+        rng = self.rng
+        out = self.out
+        if self.remote and rng.random() < self.remote:
+            other = rng.randrange(len(out) - 1)
+            link = out[other + (other >= self.index)]
             self.sent_remote += 1
-        link.send(hops + 1, self._delay())
+        else:
+            link = out[self.index]
+        delay = int(rng.expovariate(self.rate))
+        g = self.granularity
+        if g > 1:
+            delay += -(self.queue.cur_tick + self.lookahead + delay) % g
+        link.send(hops + 1, delay)
 
     def state(self) -> tuple[int, ...]:
         return (self.received, self.sent_remote, self.hop_sum)
