@@ -65,6 +65,7 @@ class Workload(abc.ABC):
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Cross-parameter checks on resolved params; raise ParamError with one line."""
+        return None
 
     @abc.abstractmethod
     def build(self, model: Model, params: dict[str, Any]) -> None:

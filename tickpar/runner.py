@@ -64,7 +64,12 @@ class Cell:
     workers: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec.to_dict(), "strategy": self.strategy, "options": self.options, "workers": self.workers}
+        return {
+            "spec": self.spec.to_dict(),
+            "strategy": self.strategy,
+            "options": self.options,
+            "workers": self.workers,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Cell:
