@@ -1,0 +1,55 @@
+"""Every registered strategy x every registered workload x workers {1, 2, 4} x both orders.
+
+Each cell is checked by the oracle against the sequential run of the same spec
+and must get the verdict the strategy promises for it
+(``Strategy.expected_verdict``).  Where a strategy promises nothing
+(``None``), the cell must still end in a named verdict other than ``crash``
+or ``timeout``.  A new strategy or workload file is picked up with no edit
+here (ROSS's ROSS_TEST_SCHEDULERS, in pytest).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tickpar.eventq import ORDERS
+from tickpar.oracle import VERDICTS
+from tickpar.registry import get_registry
+from tickpar.runner import check_cell, resolve_cell
+
+WORKERS = (1, 2, 4)
+
+
+def _cells() -> list[tuple[str, str, int, str]]:
+    registry = get_registry()
+    out = []
+    for strategy, cls in sorted(registry.strategies.items()):
+        for workload in sorted(registry.workloads):
+            for workers in WORKERS:
+                if cls.max_workers is not None and workers > cls.max_workers:
+                    continue
+                for order in ORDERS:
+                    out.append((strategy, workload, workers, order))
+    return out
+
+
+@pytest.mark.parametrize(("strategy", "workload", "workers", "order"), _cells())
+def test_cell_gets_promised_verdict(strategy: str, workload: str, workers: int, order: str) -> None:
+    """The oracle's verdict equals the strategy's promise for the cell (default params and options)."""
+    cell = resolve_cell(workload, {}, strategy, {}, workers, seed=3, order=order)
+    cls = get_registry().strategy(strategy)
+    expected = cls().expected_verdict(cell.spec, workers, cell.options)
+    verdict, _outcome = check_cell(cell)
+    assert verdict.kind in VERDICTS
+    if expected is None:
+        assert verdict.kind not in {"crash", "timeout"}, verdict.reason
+    else:
+        assert verdict.kind == expected, verdict.reason
+
+
+def test_sequential_is_exact_on_every_workload() -> None:
+    """The reference itself: a second sequential run reproduces the golden digests."""
+    for workload in get_registry().workloads:
+        verdict, outcome = check_cell(resolve_cell(workload, {}, "sequential", {}, 1, seed=5))
+        assert verdict.kind == "exact", (workload, verdict.reason)
+        assert outcome.record.events > 0
