@@ -35,12 +35,7 @@ class Sequential(Strategy):
         model.start()
         schedule_limit(queue, model.end_tick)
         started = time.perf_counter()
-        service_one = queue.service_one
-        empty = queue.empty
-        # gem5 doSimLoop: serve until an exit event comes back (or nothing is left).
-        while not empty():
-            if service_one() is not None:
-                break
+        queue.run()  # gem5 doSimLoop: serve until the exit event comes back (or nothing is left)
         elapsed = time.perf_counter() - started
         record = collect(model, violations=queue.violations)
         stats = base_stats(1)

@@ -149,6 +149,7 @@ class Event:
     it.  ``managed`` is gem5's AutoDelete: :meth:`release` is called when the
     queue is done with the event (after ``process()`` unless it rescheduled
     itself, on deschedule, when popped squashed; never for exit events).
+    (gem5's ``acquire`` only counts references, which Python does for us.)
     """
 
     __slots__ = (
@@ -230,9 +231,6 @@ class Event:
         if self._callback is not None:
             self._callback()
 
-    def acquire(self) -> None:
-        """gem5's ``acquireImpl``: called when a managed event is (re)queued while unscheduled."""
-
     def release(self) -> None:
         """gem5's ``releaseImpl``: the queue no longer holds this managed event."""
 
@@ -301,8 +299,6 @@ class EventQueue:
             self._fail("schedule", event, when, "already-scheduled")
         else:
             self._size += 1
-            if event._managed:
-                event.acquire()
         event._when = when
         # Inline of _next_tie: this is the hottest call after service_one.
         self._seq += 1
@@ -321,8 +317,6 @@ class EventQueue:
             if not always:
                 self._fail("reschedule", event, when, "not-scheduled")
             self._size += 1
-            if event._managed:
-                event.acquire()
         event._squashed = False
         event._when = when
         tie = self._next_tie(event)
@@ -363,6 +357,30 @@ class EventQueue:
                 return event
         if event._managed and event._tie is None:
             event.release()
+        return None
+
+    def run(self) -> Event | None:
+        """gem5's ``doSimLoop``: ``service_one`` until an exit event runs (returned) or the queue empties.
+
+        The body is ``service_one`` inlined, one Python call less per event:
+        this loop is the sequential reference's whole engine.
+        """
+        heap = self._heap
+        while self._size:
+            _key, tie, event = heappop(heap)
+            if event._tie != tie:
+                continue  # stale entry of a descheduled or rescheduled event
+            event._tie = None
+            self._size -= 1
+            if event._squashed:
+                event._squashed = False
+            else:
+                self.cur_tick = event._when
+                event.process()
+                if event._is_exit:
+                    return event
+            if event._managed and event._tie is None:
+                event.release()
         return None
 
     def service_events(self, when: int) -> None:

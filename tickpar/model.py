@@ -93,7 +93,8 @@ class ModelEvent(Event):
         self.component = component
         self.handler = handler
         self.payload: Any = 0
-        self.eid = component.model.name_id(name)
+        #: The event's name and priority as one int (they never change), hashed into digests.
+        self.eid = hash((component.model.name_id(name), self._priority))
 
     def process(self) -> None:
         # The per-event hot path: record (when, priority, name id, payload), then run the handler.
@@ -102,9 +103,7 @@ class ModelEvent(Event):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        comp.digest = hash((comp.digest, when, self._priority, self.eid, payload))
-        if comp.trace is not None:
-            comp.trace.append((when, self._priority, self._name, payload))
+        comp.digest = hash((comp.digest, when, self.eid, payload))
         self.handler(payload)
 
 
@@ -127,9 +126,7 @@ class MessageEvent(ModelEvent):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        comp.digest = hash((comp.digest, when, self._priority, self.eid, payload))
-        if comp.trace is not None:
-            comp.trace.append((when, self._priority, self._name, payload))
+        comp.digest = hash((comp.digest, when, self.eid, payload))
         self.handler(payload)
         self.link._free.append(self)
 
@@ -155,6 +152,16 @@ class _RaceGuard:
                 comp._occupant = None
 
 
+class _Traced:
+    """Mixin for events of traced models: append each event to its component's trace first."""
+
+    __slots__ = ()
+
+    def process(self) -> None:
+        self.component.trace.append((self._when, self._priority, self._name, self.payload))  # type: ignore[attr-defined]
+        super().process()  # type: ignore[misc]
+
+
 class GuardedModelEvent(_RaceGuard, ModelEvent):
     """A :class:`ModelEvent` with race detection (models built with ``detect_races=True``)."""
 
@@ -165,6 +172,21 @@ class GuardedMessageEvent(_RaceGuard, MessageEvent):
     """A :class:`MessageEvent` with race detection."""
 
     __slots__ = ()
+
+
+def _event_classes(detect_races: bool, trace: bool) -> tuple[type[ModelEvent], type[MessageEvent]]:
+    """The (named, message) event classes for a model: the hot path pays only for what it uses."""
+    named: type[ModelEvent] = GuardedModelEvent if detect_races else ModelEvent
+    message: type[MessageEvent] = GuardedMessageEvent if detect_races else MessageEvent
+    if trace:
+        named, message = _TRACED[named], _TRACED[message]
+    return named, message
+
+
+_TRACED: dict[type, type] = {
+    cls: type("Traced" + cls.__name__, (_Traced, cls), {"__slots__": ()})
+    for cls in (ModelEvent, MessageEvent, GuardedModelEvent, GuardedMessageEvent)
+}
 
 
 class Link:
@@ -344,9 +366,8 @@ class Model:
     ) -> None:
         self.seed = int(seed)
         self.detect_races = detect_races
-        #: Event classes for this model: with race detection only when several workers share it.
-        self.event_class: type[ModelEvent] = GuardedModelEvent if detect_races else ModelEvent
-        self.message_class: type[MessageEvent] = GuardedMessageEvent if detect_races else MessageEvent
+        #: Event classes for this model: race guard and tracing only when asked for.
+        self.event_class, self.message_class = _event_classes(detect_races, trace)
         self.work: Callable[[float], None] = work or (lambda us: None)
         self.trace = trace
         self.components: list[Component] = []
