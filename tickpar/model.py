@@ -40,6 +40,7 @@ import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from threading import get_ident
+from time import perf_counter
 from typing import Any
 
 from tickpar.eventq import Event, EventQueue, Priority, canonical_source
@@ -174,12 +175,39 @@ class GuardedMessageEvent(_RaceGuard, MessageEvent):
     __slots__ = ()
 
 
-def _event_classes(detect_races: bool, trace: bool) -> tuple[type[ModelEvent], type[MessageEvent]]:
+class _DagRecorded:
+    """Mixin for models that record their event DAG (for :mod:`tickpar.bounds`).
+
+    Each processed event appends ``(component id, when, priority, source key,
+    first seq, last seq, cost_s)``.  The source key says who scheduled it; the
+    seq range says which source keys the event itself issued, so the parent of
+    an event with source ``(c, s)`` is the event of component ``c`` whose range
+    contains ``s`` (none: scheduled by ``init()`` or inside a direct call).
+    """
+
+    __slots__ = ()
+
+    def process(self) -> None:
+        comp = self.component  # type: ignore[attr-defined]
+        first = comp._seq
+        started = perf_counter()
+        super().process()  # type: ignore[misc]
+        cost = perf_counter() - started
+        source = self.source  # type: ignore[attr-defined]
+        comp.model.dag.append((comp.id, self._when, self._priority, source, first, comp._seq, cost))  # type: ignore[attr-defined]
+
+
+def _event_classes(
+    detect_races: bool, trace: bool, record_dag: bool = False
+) -> tuple[type[ModelEvent], type[MessageEvent]]:
     """The (named, message) event classes for a model: the hot path pays only for what it uses."""
     named: type[ModelEvent] = GuardedModelEvent if detect_races else ModelEvent
     message: type[MessageEvent] = GuardedMessageEvent if detect_races else MessageEvent
     if trace:
         named, message = _TRACED[named], _TRACED[message]
+    if record_dag:
+        named = type("Dag" + named.__name__, (_DagRecorded, named), {"__slots__": ()})
+        message = type("Dag" + message.__name__, (_DagRecorded, message), {"__slots__": ()})
     return named, message
 
 
@@ -363,11 +391,14 @@ class Model:
         work: Callable[[float], None] | None = None,
         trace: bool = False,
         detect_races: bool = False,
+        record_dag: bool = False,
     ) -> None:
         self.seed = int(seed)
         self.detect_races = detect_races
         #: Event classes for this model: race guard and tracing only when asked for.
-        self.event_class, self.message_class = _event_classes(detect_races, trace)
+        self.event_class, self.message_class = _event_classes(detect_races, trace, record_dag)
+        #: With ``record_dag``: one tuple per processed event (see ``_DagRecorded``).
+        self.dag: list[tuple[int, int, int, int | None, int, int, float]] | None = [] if record_dag else None
         self.work: Callable[[float], None] = work or (lambda us: None)
         self.trace = trace
         self.components: list[Component] = []

@@ -83,7 +83,7 @@ class RunSpec:
     work: str = "none"
     trace: bool = False
 
-    def build_model(self, *, work: str | None = None, detect_races: bool = False) -> Model:
+    def build_model(self, *, work: str | None = None, detect_races: bool = False, record_dag: bool = False) -> Model:
         """Build this spec's model (a pure function of the spec).
 
         ``detect_races``: give events the race guard (for models that several
@@ -94,7 +94,9 @@ class RunSpec:
 
         workload = get_registry().workload(self.workload)()
         work_fn, _ = make_work(work or self.work)
-        model = Model(self.seed, work=work_fn, trace=self.trace, detect_races=detect_races)
+        model = Model(
+            self.seed, work=work_fn, trace=self.trace, detect_races=detect_races, record_dag=record_dag
+        )
         workload.build(model, dict(self.params))
         return model
 
