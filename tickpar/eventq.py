@@ -137,6 +137,10 @@ def _describe(op: str, event: Event, when: int, cur_tick: int, reason: str) -> s
 
 
 _instance_counter = itertools.count(1)
+# Insertion numbers are process-wide, not per queue: an event descheduled on one queue and
+# scheduled on another must never get a tie its stale entry in the first heap still carries.
+# Within one queue they still increase with every insertion, which is all LIFO order needs.
+_next_insertion = itertools.count(1).__next__
 
 
 class Event:
@@ -161,6 +165,7 @@ class Event:
         "_pkey",
         "_priority",
         "_squashed",
+        "_stale",
         "_tie",
         "_when",
         "source",
@@ -184,6 +189,8 @@ class Event:
         self._pkey = priority + _PRIO_OFFSET
         self._when = 0
         self._tie: int | None = None
+        #: The tie of the entry ``deschedule`` left behind in a heap (lazy deletion).
+        self._stale: int | None = None
         self._squashed = False
         self._is_exit = is_exit
         self._managed = managed
@@ -255,7 +262,7 @@ class EventQueue:
     store with no monotonicity check; model code reads it as "now".
     """
 
-    __slots__ = ("_canonical", "_heap", "_seq", "_size", "checks", "cur_tick", "name", "order", "violations")
+    __slots__ = ("_canonical", "_heap", "_size", "checks", "cur_tick", "name", "order", "violations")
 
     def __init__(self, name: str = "main", order: str = "gem5", checks: bool = True) -> None:
         if order not in ORDERS:
@@ -267,7 +274,6 @@ class EventQueue:
         self.violations: list[Violation] = []
         self._heap: list[tuple[int, int, Event]] = []
         self._size = 0
-        self._seq = 0
         self._canonical = order == "canonical"
 
     # -- assertions ------------------------------------------------------------------
@@ -279,33 +285,39 @@ class EventQueue:
 
     def _next_tie(self, event: Event) -> int:
         # gem5: LIFO among equal keys, so later insertions get smaller ties.
-        self._seq += 1
+        seq = _next_insertion()
         if self._canonical:
             source = event.source
             if source is None:
-                return self._seq - (1 << 62)
-            if source == event._tie:
+                return seq - (1 << 62)
+            if source == event._tie or source == event._stale:
                 # The old entry would look live again: the scheduler must stamp a new key.
                 raise ValueError(f"{event._name}: canonical source key reused on reinsertion")
             return source
-        return -self._seq
+        return -seq
 
     # -- gem5 API ----------------------------------------------------------------------
     def schedule(self, event: Event, when: int) -> None:
         """gem5 ``schedule``: queue ``event`` at tick ``when`` (>= ``cur_tick``)."""
         if when < self.cur_tick:
             self._fail("schedule", event, when, "past")
-        if event._tie is not None:
+        old = event._tie
+        if old is not None:
             self._fail("schedule", event, when, "already-scheduled")
+        # Inline of _next_tie: this is the hottest call after service_one.
+        seq = _next_insertion()
+        if self._canonical:
+            tie = event.source
+            if tie is None:
+                tie = seq - (1 << 62)
+            elif tie == old or tie == event._stale:
+                # An old entry with this tie is still in a heap and would look live again.
+                raise ValueError(f"{event._name}: canonical source key reused on reinsertion")
         else:
+            tie = -seq
+        if old is None:
             self._size += 1
         event._when = when
-        # Inline of _next_tie: this is the hottest call after service_one.
-        self._seq += 1
-        if self._canonical:
-            tie = event.source if event.source is not None else self._seq - (1 << 62)
-        else:
-            tie = -self._seq
         event._tie = tie
         heappush(self._heap, ((when << _PRIO_BITS) + event._pkey, tie, event))
 
@@ -313,13 +325,13 @@ class EventQueue:
         """gem5 ``reschedule``: move ``event`` to ``when``; with ``always`` it may be unscheduled."""
         if when < self.cur_tick:
             self._fail("reschedule", event, when, "past")
+        if event._tie is None and not always:
+            self._fail("reschedule", event, when, "not-scheduled")
+        tie = self._next_tie(event)  # before any change: it may refuse a reused canonical key
         if event._tie is None:
-            if not always:
-                self._fail("reschedule", event, when, "not-scheduled")
             self._size += 1
         event._squashed = False
         event._when = when
-        tie = self._next_tie(event)
         event._tie = tie
         heappush(self._heap, ((when << _PRIO_BITS) + event._pkey, tie, event))
 
@@ -328,6 +340,7 @@ class EventQueue:
         if event._tie is None:
             self._fail("deschedule", event, event._when, "not-scheduled")
             return
+        event._stale = event._tie
         event._tie = None
         event._squashed = False
         self._size -= 1
@@ -384,10 +397,13 @@ class EventQueue:
         return None
 
     def service_events(self, when: int) -> None:
-        """gem5 ``serviceEvents``: service every head with ``when <= when``, then set ``cur_tick``."""
+        """gem5 ``serviceEvents``: service every head with ``when <= when``, then set ``cur_tick``.
+
+        As in gem5 (eventq.hh), the value ``serviceOne`` returns is ignored: an exit
+        event is serviced like any other and does not stop the loop.
+        """
         while self._size and self.next_tick() <= when:
-            if self.service_one() is not None:
-                return
+            self.service_one()
         self.cur_tick = when
 
     def empty(self) -> bool:

@@ -468,11 +468,12 @@ class Model:
         """Run ``init()`` of ``components`` (default: all) in id order; call once, after :meth:`bind`."""
         if self._started:
             raise RuntimeError("Model.start() called twice")
-        self._started = True
         chosen = self.components if components is None else sorted(components, key=lambda c: c.id)
-        for comp in chosen:
+        for comp in chosen:  # all checked before any init() runs: a refused start changes nothing
             if comp.queue is self.unbound_queue:
                 raise RuntimeError(f"component {comp.name} is not bound to an event queue")
+        self._started = True
+        for comp in chosen:
             comp.init()
 
     def note_race(self, component: Component, event: Event | None, detail: str) -> None:

@@ -80,13 +80,19 @@ class Param:
                 if not value.is_integer():
                     raise ValueError(value)
                 return int(value)
-            if isinstance(value, str):
-                return int(float(value)) if "e" in value.lower() else int(value)
+            if isinstance(value, str) and "e" in value.lower():
+                number = float(value)  # "1e3"; "1.5e0" or "1e400" must not be truncated or overflow
+                if not number.is_integer():
+                    raise ValueError(value)
+                return int(number)
             return int(value)
         if self.type is float:
             if isinstance(value, bool):
                 raise ValueError(value)
-            return float(value)
+            number = float(value)
+            if number != number:  # NaN compares false with any bound, so it would pass every range check
+                raise ValueError(value)
+            return number
         if self.type is str:
             if not isinstance(value, str):
                 raise ValueError(value)

@@ -1,0 +1,49 @@
+"""Shared fixtures: a fresh event queue, a log, and a plugin environment isolated from the caller's.
+
+Hypothesis keeps its files (example database, constants cache) in a temporary folder,
+not in the repository, so the suite writes nothing outside temporary directories.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
+
+import tickpar.registry
+from tickpar.eventq import EventQueue
+
+_HYPOTHESIS_HOME = Path(tempfile.mkdtemp(prefix="tickpar-hypothesis-"))
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
+
+
+@pytest.fixture
+def log() -> list[object]:
+    """A list that events append to, in the order they run."""
+    return []
+
+
+@pytest.fixture
+def queue() -> EventQueue:
+    """A fresh gem5-order queue with assertions on, ``cur_tick`` 0."""
+    return EventQueue()
+
+
+@pytest.fixture
+def plugin_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """No TICKPAR_PLUGINS / TICKPAR_BLOCKED from outside, and the process-wide registry restored afterwards."""
+    monkeypatch.delenv("TICKPAR_PLUGINS", raising=False)
+    monkeypatch.delenv("TICKPAR_BLOCKED", raising=False)
+    saved = tickpar.registry._registry
+    try:
+        yield monkeypatch
+    finally:
+        tickpar.registry._registry = saved

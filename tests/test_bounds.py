@@ -1,0 +1,315 @@
+"""tickpar.bounds: DAG recording and parent links, and each bound on hand-built DAGs with known answers."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tickpar.bounds import (
+    BOUNDS,
+    Dag,
+    Overheads,
+    _batched_makespans,
+    _lpt,
+    balanced_partition,
+    bounds,
+    calibrate_barrier,
+    calibrate_event_cost,
+    critical_path,
+    default_workers,
+    overheads,
+    record_dag,
+    tick_batches,
+)
+from tickpar.cli import main
+from tickpar.eventq import canonical_source
+from tickpar.runner import execute, resolve_cell
+
+PS = (1, 2, 4, 8, 16)
+ZERO = Overheads("zero")
+
+
+def _dag(
+    events: Sequence[tuple[int, int, float, int | None]],
+    components: int,
+    lookahead: Sequence[tuple[int, int, int]] = (),
+    priorities: Sequence[int] | None = None,
+) -> Dag:
+    """A DAG from ``(component, when, cost, parent index or None)`` rows in processing order.
+
+    Seq numbers are handed out as the model does: roots come from their own
+    component's ``init()`` (seqs 1..r), then each event issues one seq per child.
+    """
+    counter = [0] * components
+    root_source: dict[int, int] = {}
+    for i, (comp, _when, _cost, parent) in enumerate(events):
+        if parent is None:
+            counter[comp] += 1
+            root_source[i] = canonical_source(comp, counter[comp])
+    children: dict[int, list[int]] = {}
+    for i, (_comp, _when, _cost, parent) in enumerate(events):
+        if parent is not None:
+            children.setdefault(parent, []).append(i)
+    source: dict[int, int] = dict(root_source)
+    records = []
+    for i, (comp, when, cost, _parent) in enumerate(events):
+        first = counter[comp]
+        for child in children.get(i, []):
+            counter[comp] += 1
+            source[child] = canonical_source(comp, counter[comp])
+        prio = 0 if priorities is None else priorities[i]
+        records.append((comp, when, prio, source[i], first, counter[comp], cost))
+    return Dag.from_records(records, components, lookahead)
+
+
+def _speedups(table: pd.DataFrame, bound: str) -> list[float]:
+    rows = table[table["bound"] == bound].sort_values("workers")
+    return rows["speedup"].tolist()
+
+
+def test_find_parents_on_hand_built_records() -> None:
+    """Parents come from the scheduler's seq range; init, direct-call and sourceless events are roots."""
+    records = [
+        (0, 0, 0, canonical_source(0, 1), 1, 3, 1.0),  # root (init seq 1); issues seqs 2, 3
+        (1, 0, 0, None, 0, 0, 1.0),  # no source: root; issues nothing
+        (1, 5, 0, canonical_source(0, 3), 0, 1, 1.0),  # parent 0 (seq 3); issues seq 1 of comp 1
+        (0, 5, 0, canonical_source(0, 2), 3, 3, 1.0),  # parent 0 (seq 2); empty range
+        (1, 7, 0, canonical_source(1, 1), 1, 1, 1.0),  # parent 2
+        (0, 9, 0, canonical_source(0, 4), 3, 3, 1.0),  # seq 4 of comp 0 issued by no event: root
+    ]
+    dag = Dag.from_records(records, 2)
+    assert dag.events["parent"].tolist() == [-1, -1, 0, 0, 2, -1]
+    assert dag.roots() == 3
+
+
+def test_from_records_rejects_events_out_of_processing_order() -> None:
+    """A table whose ticks go backwards is not a sequential run."""
+    with pytest.raises(ValueError, match="processing order"):
+        Dag.from_records([(0, 5, 0, None, 0, 0, 1.0), (0, 4, 0, None, 0, 0, 1.0)], 1)
+
+
+def test_chain_has_speedup_one_under_every_bound() -> None:
+    """A chain (each event schedules the next, on alternating components) cannot be parallelised."""
+    chain = [(i % 2, 10 * i, 1.0, None if i == 0 else i - 1) for i in range(6)]
+    dag = _dag(chain, 2, [(0, 1, 10), (1, 0, 10)])
+    table = bounds(dag, PS, ZERO)
+    assert critical_path(dag) == pytest.approx(6.0)
+    for bound in ("unconstrained", "causal", "tick-barrier"):
+        assert _speedups(table, bound) == pytest.approx([1.0] * len(PS)), bound
+    # Windows of the lookahead (10) hold one event each: no overlap either.
+    assert _speedups(table, "conservative") == pytest.approx([1.0] * len(PS))
+
+
+def test_independent_events_in_one_tick_give_min_p_n() -> None:
+    """n equal independent events of n components in one tick: speedup min(P, n) with zero overhead."""
+    n = 8
+    dag = _dag([(c, 5, 1.0, None) for c in range(n)], n, [(a, b, 10) for a in range(n) for b in range(n) if a != b])
+    table = bounds(dag, PS, ZERO)
+    expected = [float(min(p, n)) for p in PS]
+    for bound in BOUNDS:
+        assert _speedups(table, bound) == pytest.approx(expected), bound
+    assert table["efficiency"].max() == pytest.approx(1.0)
+
+
+def test_tick_barrier_batch_of_one_component_is_serial() -> None:
+    """All of a batch's events belong to one component (one lock key): speedup 1 for any P."""
+    dag = _dag([(0, 3, 1.0, None) for _ in range(6)], 2)
+    table = bounds(dag, PS, ZERO, which=("tick-barrier", "component", "unconstrained"))
+    assert _speedups(table, "tick-barrier") == pytest.approx([1.0] * len(PS))
+    assert _speedups(table, "component") == pytest.approx([1.0] * len(PS))
+    # Without the component constraint the six events are independent.
+    assert _speedups(table, "unconstrained") == pytest.approx([1.0, 2.0, 4.0, 6.0, 6.0])
+
+
+def test_tick_barrier_same_bin_child_needs_another_batch() -> None:
+    """An event scheduled into its own (when, priority) bin runs in a later batch, not beside its parent."""
+    dag = _dag([(0, 4, 1.0, None), (1, 4, 1.0, 0), (2, 4, 1.0, None)], 3)
+    assert tick_batches(dag).tolist() == [0, 1, 0]
+    table = bounds(dag, (1, 2, 4), Overheads("sync", 0.0, 0.5), which=("tick-barrier",))
+    # P=1: 3 work + 2 barriers = 4; P>=2: (1 + 0.5) + (1 + 0.5) = 3.
+    assert table["time_s"].tolist() == pytest.approx([4.0, 3.0, 3.0])
+    assert table["syncs"].tolist() == [2, 2, 2]
+
+
+def test_tick_barrier_batches_split_by_priority() -> None:
+    """Same tick, different priority: separate batches, even for independent components."""
+    dag = _dag([(0, 4, 1.0, None), (1, 4, 1.0, None)], 2, priorities=[0, 50])
+    assert tick_batches(dag).tolist() == [0, 1]
+    assert _speedups(bounds(dag, (1, 2), ZERO, which=("tick-barrier",)), "tick-barrier") == pytest.approx([1.0, 1.0])
+
+
+def test_lpt_and_best_of_fewer_workers() -> None:
+    """LPT's makespan on a classic instance, and per-batch makespans never grow with P."""
+    assert _lpt([3, 3, 2, 2, 2], 2) == 7
+    assert _lpt([3, 3, 2, 2, 2], 1) == 12
+    assert _lpt([5, 1], 4) == 5
+    spans = _batched_makespans([[3, 3, 2, 2, 2], [1.0]], [1, 2, 3, 8])
+    assert spans == {1: 13.0, 2: 8.0, 3: 6.0, 8: 4.0}
+
+
+def test_component_bound_is_the_heaviest_component() -> None:
+    """A component's events are serial: 3 units on one component out of 4 caps speedup at 4/3."""
+    dag = _dag([(0, 1, 1.0, None), (1, 1, 1.0, None), (0, 2, 1.0, None), (0, 3, 1.0, None)], 2)
+    table = bounds(dag, (1, 2, 4), ZERO, which=("component", "unconstrained"))
+    assert _speedups(table, "component") == pytest.approx([1.0, 4 / 3, 4 / 3])
+    assert _speedups(table, "unconstrained") == pytest.approx([1.0, 2.0, 4.0])
+
+
+def test_causal_adds_component_program_order() -> None:
+    """A child on a busy component waits for that component's earlier event too."""
+    # e0: c0 cost 2 (root); e1: c1 cost 1 (root); e2: c0 cost 1, child of e1.
+    dag = _dag([(0, 0, 2.0, None), (1, 0, 1.0, None), (0, 1, 1.0, 1)], 2)
+    assert critical_path(dag) == pytest.approx(2.0)
+    assert critical_path(dag, component_order=True) == pytest.approx(3.0)
+    assert critical_path(dag, o_event=0.5) == pytest.approx(3.0)  # e1 -> e2 with 0.5 each: 3.0; e0: 2.5
+    table = bounds(dag, (4,), ZERO, which=("unconstrained", "causal"))
+    assert _speedups(table, "unconstrained") == pytest.approx([2.0])
+    assert _speedups(table, "causal") == pytest.approx([4 / 3])
+
+
+def test_conservative_windows_of_the_lookahead() -> None:
+    """Two LPs, lookahead 10: windows [0,10) and [12,22) give time max(2,1) + max(1,1) = 3 for 5 units."""
+    events = [(0, 0, 1.0, None), (1, 0, 1.0, None), (0, 5, 1.0, None), (0, 12, 1.0, None), (1, 15, 1.0, None)]
+    dag = _dag(events, 2, [(0, 1, 10), (1, 0, 10)])
+    costs = Overheads("sync", 0.0, 0.5)
+    given = bounds(dag, (1, 2), costs, partition=lambda p: [0, min(1, p - 1)], which=("conservative",))
+    # P=1: one LP, nothing crosses, one window: 5 + 0.5. P=2: 3 + 2 * 0.5 = 4.
+    assert given["time_s"].tolist() == pytest.approx([5.5, 4.0])
+    params = json.loads(given["params"].iloc[1])
+    assert params["lookahead"] == 10 and params["windows"] == 2 and params["lps"] == 2
+    default = bounds(dag, (1, 2), ZERO, which=("conservative",))
+    assert _speedups(default, "conservative") == pytest.approx([1.0, 5 / 3])
+    with pytest.raises(ValueError, match="at most 1"):
+        bounds(dag, (1,), ZERO, partition=lambda p: [0, 1], which=("conservative",))
+
+
+def test_zero_latency_coupling_stays_in_one_lp() -> None:
+    """Components coupled by direct calls (latency 0) are never split across LPs by the default partition."""
+    dag = _dag([(c, 0, 1.0, None) for c in range(4)], 4, [(0, 1, 0), (1, 2, 5), (2, 3, 5), (3, 0, 5)])
+    part = balanced_partition(dag, 4)
+    assert part[0] == part[1]
+    assert len(set(part)) == 3
+
+
+def test_phold_dag_parents_are_causal() -> None:
+    """On a real PHOLD run every parent precedes its child, by at least the lookahead, on the scheduling component."""
+    params = {"end_tick": 3000}
+    spec = resolve_cell("phold", params, "sequential", {}, 1, 7).spec
+    dag = record_dag(spec)
+    ev = dag.events
+    reference = execute(resolve_cell("phold", params, "sequential", {}, 1, 7))
+    assert len(dag) == reference.record.events
+    lookahead = spec.params["lookahead"]
+    parents = ev["parent"].tolist()
+    child_count: dict[int, int] = {}
+    for i, p in enumerate(parents):
+        if p < 0:
+            continue
+        assert p < i
+        assert ev["when"].iat[p] + lookahead <= ev["when"].iat[i]
+        assert (ev["when"].iat[p], ev["priority"].iat[p]) <= (ev["when"].iat[i], ev["priority"].iat[i])
+        assert ev["source"].iat[i] >> 40 == ev["component"].iat[p]  # the parent's component scheduled it
+        child_count[p] = child_count.get(p, 0) + 1
+    assert max(child_count.values()) == 1  # PHOLD: each event sends exactly one
+    lps, population = spec.params["lps"], spec.params["population"]
+    assert 0 < dag.roots() <= lps * population
+    assert sorted(dag.lookahead) == sorted((a, b, lookahead) for a in range(lps) for b in range(lps))
+
+
+@pytest.fixture(scope="module")
+def phold_dag() -> Dag:
+    """A small PHOLD DAG with many-event ticks (granularity 20), shared by the table tests."""
+    return record_dag(resolve_cell("phold", {"end_tick": 2000, "granularity": 20}, "sequential", {}, 1, 3).spec)
+
+
+def test_bounds_monotone_and_capped_without_overhead(phold_dag: Dag) -> None:
+    """Zero overhead: every bound is non-decreasing in P and at most P; the constrained ones sit below."""
+    table = bounds(phold_dag, default_workers(64), ZERO)
+    assert set(table["bound"]) == set(BOUNDS)
+    for bound in BOUNDS:
+        rows = table[table["bound"] == bound].sort_values("workers")
+        s = rows["speedup"].tolist()
+        assert all(b >= a - 1e-9 for a, b in itertools.pairwise(s)), (bound, s)
+        assert all(v <= p + 1e-9 for v, p in zip(s, rows["workers"], strict=True)), (bound, s)
+        assert s[0] == pytest.approx(1.0)
+    by = table.pivot(index="workers", columns="bound", values="speedup")
+    assert (by["causal"] <= by["unconstrained"] + 1e-9).all()
+    assert (by["causal"] <= by["component"] + 1e-9).all()
+    assert (by["tick-barrier"] <= by["component"] + 1e-9).all()
+
+
+def test_overheads_only_lower_the_bounds(phold_dag: Dag) -> None:
+    """With per-event and per-barrier costs every row is at most its zero-overhead twin, and monotone if o_sync is."""
+    ps = default_workers(16)
+    zero = bounds(phold_dag, ps, ZERO).set_index(["bound", "workers"])["speedup"]
+    for costs in (overheads("cxx"), Overheads("heavy", 1e-6, 2e-5), Overheads("grow", 1e-7, {1: 1e-6, 16: 1e-3})):
+        table = bounds(phold_dag, ps, costs)
+        got = table.set_index(["bound", "workers"])["speedup"]
+        assert (got <= zero + 1e-12).all(), costs
+        assert (table["speedup"] < 1.0)[table["workers"] == 1].all()
+        if not isinstance(costs.o_sync, dict):
+            for bound in BOUNDS:
+                s = table[table["bound"] == bound].sort_values("workers")["speedup"].tolist()
+                assert all(b >= a - 1e-9 for a, b in itertools.pairwise(s)), (bound, s)
+
+
+def test_dag_round_trips_through_json(phold_dag: Dag, tmp_path: Path) -> None:
+    """A saved DAG loads back identical and gives the same table."""
+    path = tmp_path / "dag.json"
+    phold_dag.save(path)
+    back = Dag.load(path)
+    pd.testing.assert_frame_equal(back.events, phold_dag.events)
+    assert back.components == phold_dag.components
+    assert back.lookahead == phold_dag.lookahead
+    pd.testing.assert_frame_equal(bounds(back, PS, ZERO), bounds(phold_dag, PS, ZERO))
+
+
+def test_overhead_presets_and_calibration() -> None:
+    """Presets carry the documented costs; calibration measures positive costs; sync falls back to fewer workers."""
+    assert overheads("zero").o_event == 0.0 and overheads("zero").sync(8) == 0.0
+    cxx = overheads("cxx")
+    assert cxx.o_event == pytest.approx(50e-9) and cxx.sync(64) == pytest.approx(1e-6)
+    assert calibrate_event_cost(2000, 1) > 0
+    assert calibrate_barrier(2, rounds=5) > 0
+    table = Overheads("t", 0.0, {1: 1.0, 4: 3.0})
+    assert (table.sync(1), table.sync(3), table.sync(4), table.sync(9)) == (1.0, 1.0, 3.0, 3.0)
+    with pytest.raises(ValueError, match="not allowed"):
+        overheads("fast")
+    assert default_workers(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert default_workers(6) == [1, 2, 4, 6]
+
+
+def test_cli_bounds_writes_the_tidy_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tickpar bounds` prints the speedup table and writes one CSV row per (bound, workers)."""
+    out = tmp_path / "b.csv"
+    dag_out = tmp_path / "dag.json"
+    argv = ["bounds", "-w", "phold", "-p", "end_tick=1000", "--workers-max", "8", "--overheads", "zero"]
+    rc = main([*argv, "--out", str(out), "--dag-out", str(dag_out)])
+    assert rc == 0
+    assert "unconstrained" in capsys.readouterr().out
+    table = pd.read_csv(out)
+    assert len(table) == len(BOUNDS) * 4
+    assert sorted(set(table["workers"])) == [1, 2, 4, 8]
+    assert len(Dag.load(dag_out)) > 0
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--overheads", "fast"],
+        ["--workers-max", "0"],
+        ["--o-sync", "-1"],
+        ["-p", "lps=0"],
+        ["--order", "lifo"],
+    ],
+)
+def test_cli_bounds_bad_input_is_one_line_exit_2(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad input: exit status 2 and a single error line on stderr."""
+    assert main(["bounds", "-w", "phold", "--overheads", "zero", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tickpar: error:")

@@ -1,0 +1,160 @@
+"""Plugin discovery: the repository's plugin files, TICKPAR_PLUGINS, duplicates, broken plugins, TICKPAR_BLOCKED."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tickpar.plugins import Strategy, Workload
+from tickpar.registry import REPO_ROOT, PluginError, discover, get_registry
+
+STRATEGY_SRC = '''
+from tickpar.params import Param
+from tickpar.plugins import Strategy, StrategyResult
+
+
+class {cls}(Strategy):
+    name = "{name}"
+    summary = "a test strategy"
+    options = {{"depth": Param(int, 1, "how deep", min=1, max=4)}}
+    max_workers = 2
+
+    def run(self, spec, workers, options):
+        raise NotImplementedError
+'''
+
+WORKLOAD_SRC = '''
+from tickpar.plugins import Workload
+
+
+class {cls}(Workload):
+    name = "{name}"
+    summary = "a test workload"
+
+    def build(self, model, params):
+        model.end_tick = 1
+'''
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_repository_plugins_are_found(plugin_env: pytest.MonkeyPatch) -> None:
+    """discover() finds the sequential strategy and the PHOLD workload in the repository's folders."""
+    registry = discover()
+    seq, phold = registry.strategy("sequential"), registry.workload("phold")
+    assert issubclass(seq, Strategy) and issubclass(phold, Workload)
+    assert registry.sources[("strategy", "sequential")] == str(REPO_ROOT / "strategies" / "sequential.py")
+    assert registry.sources[("workload", "phold")] == str(REPO_ROOT / "workloads" / "phold.py")
+    described = registry.describe()
+    assert described["strategies"]["sequential"]["max_workers"] == 1
+    assert described["workloads"]["phold"]["params"]["lps"]["type"] == "int"
+
+
+def test_unknown_names_list_the_choices(plugin_env: pytest.MonkeyPatch) -> None:
+    """Asking for an unknown strategy or workload is a one-line PluginError listing what exists."""
+    registry = discover()
+    with pytest.raises(PluginError) as info:
+        registry.workload("nope")
+    assert "unknown workload 'nope'" in str(info.value) and "phold" in str(info.value)
+    with pytest.raises(PluginError, match=r"unknown strategy 'nope'.*sequential"):
+        registry.strategy("nope")
+
+
+def test_plugin_file_from_env_is_discovered(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A file named in TICKPAR_PLUGINS contributes the strategies and workloads it defines."""
+    path = write(tmp_path / "extra_plugins.py", STRATEGY_SRC.format(cls="Extra", name="extra-test") +
+                 WORKLOAD_SRC.format(cls="Tiny", name="tiny-test"))  # fmt: skip
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    registry = discover()
+    assert registry.strategy("extra-test").options["depth"].max == 4
+    assert registry.workload("tiny-test").summary == "a test workload"
+    assert registry.sources[("strategy", "extra-test")] == str(path)
+    assert "sequential" in registry.strategies and "phold" in registry.workloads
+
+
+def test_plugin_folder_from_env_is_discovered(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A folder in TICKPAR_PLUGINS contributes its *.py files except those starting with '_'; entries are
+    os.pathsep-separated."""
+    folder = tmp_path / "plugs"
+    folder.mkdir()
+    write(folder / "one.py", WORKLOAD_SRC.format(cls="One", name="one-test"))
+    write(folder / "_hidden.py", WORKLOAD_SRC.format(cls="Hidden", name="hidden-test"))
+    other = write(tmp_path / "two.py", WORKLOAD_SRC.format(cls="Two", name="two-test"))
+    plugin_env.setenv("TICKPAR_PLUGINS", os.pathsep.join([str(folder), str(other)]))
+    registry = discover()
+    assert {"one-test", "two-test"} <= set(registry.workloads)
+    assert "hidden-test" not in registry.workloads
+
+
+def test_duplicate_name_names_both_sources(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A second plugin registering an existing name is a PluginError naming both files."""
+    path = write(tmp_path / "dup_seq.py", STRATEGY_SRC.format(cls="Impostor", name="sequential"))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    with pytest.raises(PluginError) as info:
+        discover()
+    text = str(info.value)
+    assert "'sequential' registered twice" in text
+    assert str(REPO_ROOT / "strategies" / "sequential.py") in text and str(path) in text
+    assert "\n" not in text
+
+
+def test_broken_plugin_is_one_line_error(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A plugin file that fails to import is a one-line PluginError naming the file and the exception."""
+    path = write(tmp_path / "broken_plugin.py", "import tickpar\nraise RuntimeError('half-written plugin')\n")
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    with pytest.raises(PluginError) as info:
+        discover()
+    text = str(info.value)
+    assert str(path) in text and "RuntimeError: half-written plugin" in text and "\n" not in text
+    syntax = write(tmp_path / "syntax_plugin.py", "def oops(:\n")
+    plugin_env.setenv("TICKPAR_PLUGINS", str(syntax))
+    with pytest.raises(PluginError, match="SyntaxError"):
+        discover()
+
+
+def test_plugin_without_name_or_summary_is_refused(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A plugin class lacking 'name' or 'summary' is a PluginError naming the class or plugin and its file."""
+    nameless = write(tmp_path / "nameless.py", WORKLOAD_SRC.format(cls="Nameless", name="x").replace(
+        '    name = "x"\n', ""))  # fmt: skip
+    plugin_env.setenv("TICKPAR_PLUGINS", str(nameless))
+    with pytest.raises(PluginError, match=r"Nameless.*has no 'name'"):
+        discover()
+    summaryless = write(tmp_path / "summaryless.py", WORKLOAD_SRC.format(cls="S", name="s-test").replace(
+        '    summary = "a test workload"\n', ""))  # fmt: skip
+    plugin_env.setenv("TICKPAR_PLUGINS", str(summaryless))
+    with pytest.raises(PluginError, match=r"'s-test'.*has no 'summary'"):
+        discover()
+
+
+def test_missing_env_entry_is_refused(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A TICKPAR_PLUGINS entry that is neither a file nor a folder is a PluginError naming it."""
+    missing = tmp_path / "no_such_plugin.py"
+    plugin_env.setenv("TICKPAR_PLUGINS", str(missing))
+    with pytest.raises(PluginError, match=r"no_such_plugin\.py"):
+        discover()
+
+
+def test_blocked_names_are_skipped(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Names in TICKPAR_BLOCKED (comma separated) are not registered, which also silences a duplicate."""
+    plugin_env.setenv("TICKPAR_BLOCKED", " phold , sequential")
+    registry = discover()
+    assert "phold" not in registry.workloads and "sequential" not in registry.strategies
+    path = write(tmp_path / "dup_again.py", STRATEGY_SRC.format(cls="Again", name="sequential"))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    assert "sequential" not in discover().strategies
+
+
+def test_get_registry_caches_until_refresh(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """get_registry() discovers once per process; refresh=True rescans (picking up a new TICKPAR_PLUGINS)."""
+    first = get_registry(refresh=True)
+    assert get_registry() is first
+    path = write(tmp_path / "late_plugin.py", WORKLOAD_SRC.format(cls="Late", name="late-test"))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    assert "late-test" not in get_registry().workloads
+    assert "late-test" in get_registry(refresh=True).workloads

@@ -1,0 +1,700 @@
+"""Ideal speedups from the event DAG of a sequential run (DESIGN §9).
+
+Recording
+---------
+:func:`record_dag` runs a spec sequentially (gem5's ``doSimLoop`` on one queue,
+exactly as ``strategies/sequential.py``) with ``record_dag=True`` and returns a
+:class:`Dag`: one row per processed event, in processing order (index ``i``),
+with columns ``component, when, priority, source, first, last, cost_s, parent``.
+
+* ``cost_s`` is the wall time of the event's ``process()`` in that run
+  (handler, synthetic work, scheduling its children and the digest; not the
+  engine's heap pop).  ``T1 = sum(cost_s)`` is the sequential work.
+* ``parent``: the event that scheduled this one.  An event's source key
+  ``(c, s)`` (see :func:`tickpar.eventq.canonical_source`) names component
+  ``c``'s ``s``-th insertion; the parent is the event of ``c`` whose seq range
+  ``(first, last]`` contains ``s``.  ``-1`` (a *root*) when there is none: the
+  event was scheduled by ``init()``, or by ``c`` while ``c`` was inside a
+  *direct call* made by another component's event (the recording does not say
+  which event made the call).  A lost edge only shortens paths, so every bound
+  below stays an upper bound, just a looser one.  Reschedules count: the parent
+  is whoever scheduled the event last.
+* Processing order is a topological order (a parent precedes its children) and
+  ``when`` never decreases along it.
+
+The table is JSON-serialisable (:meth:`Dag.to_dict`) and CSV-serialisable
+(``dag.events.to_csv``); with it travel the component names and the model's
+static ``lookahead_graph()`` ``(src, dst, min latency)``, direct calls as 0.
+
+Costs
+-----
+Every event costs ``ĉ_i = cost_s_i + o_event`` when run by a parallel engine:
+``o_event`` is what a parallel engine adds per event on top of the sequential
+run (handing the event to a worker and dispatching it there; locks).  Each
+barrier / window synchronisation costs ``o_sync(P)``.  The sequential
+reference pays neither: ``T1 = sum(cost_s)``, so ``speedup(1) <= 1`` as soon
+as there is overhead, and every bound with overheads is at most the same bound
+without them.  :class:`Overheads` comes as presets (:func:`overheads`):
+
+* ``zero``: ``o_event = o_sync = 0``: the DAG's own limits.
+* ``cxx``: C++-like costs, to predict gem5: 50 ns per event, 1 µs per barrier.
+* ``calibrated``: measured in this process: ``o_event`` is the sequential
+  engine's own per-event cost with no work (a component rescheduling one event,
+  through the real :class:`~tickpar.model.Model` and queue), i.e. a parallel
+  engine is assumed to redo at least that bookkeeping once per event; ``o_sync(P)``
+  is one ``threading.Barrier(P)`` round between ``P`` threads (it grows with
+  ``P``; process and MPI backends synchronise at other costs).
+
+Bounds (``P`` workers, ``W = sum(ĉ)``)
+---------------------------------------
+``unconstrained``
+    ``speedup = T1 / max(W / P, CP)``, ``CP`` the longest ``ĉ``-weighted
+    parent->child path.  Any schedule of the DAG on ``P`` workers takes at least
+    both terms.  Ignores: that a component's events touch shared state (they
+    may run concurrently here), every synchronisation cost, and lookahead.
+``component``
+    ``speedup = T1 / max(W / P, max_c W_c)``, ``W_c`` the sum of ``ĉ`` over
+    component ``c``'s events: a component's events are serial under every
+    correct strategy.  Ignores the DAG's edges and synchronisation.
+``causal``
+    As ``unconstrained`` with ``CP`` taken over the DAG plus each component's
+    program order (its events in sequential order): the ideal optimistic PDES
+    with free rollback-free synchronisation.  At most both bounds above.
+``tick-barrier``
+    Events run in batches separated by barriers.  A batch is one
+    ``(when, priority)`` bin: a maximal run of consecutive events (processing
+    order) with equal ``(when, priority)``, split further by depth when an event
+    of the run schedules another into the same bin (it can only run in a later
+    batch).  Within a batch the events of one component (the lock key) form one
+    serial group; groups are list-scheduled on ``P`` workers longest first
+    (LPT, taking the best of ``P' <= P`` workers: idle workers cost nothing).
+    ``batch time = makespan + o_sync(P)`` (the makespan is at least the
+    largest group), ``total = sum over batches``.  Ignores: intra-batch
+    dependencies other than same-bin children, the cost of forming the batch,
+    and LPT's suboptimality (at most 4/3 of the optimal makespan).
+``conservative``
+    Components are partitioned into ``k`` logical processes; the lookahead
+    ``L`` is the smallest static latency between components of different LPs.
+    Windows ``[t, t + L)`` start at the global next event time ``t``;
+    ``window time = max over LPs of the LP's ĉ in the window + o_sync(P)``,
+    ``total = sum over windows``.  The default partition: components coupled
+    at zero latency are merged (else ``L = 0``), then the groups are balanced
+    by total ``ĉ`` (LPT) into ``k`` LPs; the bound is the best of these for
+    ``k`` in the worker list up to ``P`` (``k = 1``: one window, no
+    parallelism).  A given partition is used as is.  With ``L = 0`` (only with
+    a given partition) windows become the tick-barrier batches, grouped by LP.
+    ``L = inf`` (no cross-LP coupling) is one window.  Ignores: null messages
+    and message costs, load imbalance inside an LP's window beyond its total,
+    and that real windows may use per-pair lookahead (it is a global window).
+
+All bounds are ``<= P`` without overheads and non-decreasing in ``P`` when
+``o_sync`` does not grow with ``P`` (``zero`` and ``cxx``); with calibrated
+barrier costs the barrier-bound ones may fall at large ``P``, as measured runs do.
+
+:func:`bounds` returns the tidy table: one row per (bound, workers), with
+``speedup``, ``efficiency = speedup / workers``, the predicted ``time_s``,
+``t1_s``, ``syncs`` (barriers or windows), the overheads and a JSON ``params``
+string of bound-specific figures (critical path, lookahead, LPs, batches).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import threading
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tickpar.eventq import EventQueue, canonical_source
+from tickpar.plugins import RunSpec
+from tickpar.simloop import schedule_limit
+
+__all__ = [
+    "BOUNDS",
+    "DAG_FORMAT",
+    "OVERHEAD_PRESETS",
+    "Dag",
+    "Overheads",
+    "balanced_partition",
+    "bounds",
+    "calibrate_barrier",
+    "calibrate_event_cost",
+    "component_costs",
+    "critical_path",
+    "default_workers",
+    "find_parents",
+    "lookahead_of",
+    "overheads",
+    "record_dag",
+    "tick_batches",
+]
+
+DAG_FORMAT = "tickpar.dag/1"
+BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
+OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
+COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent")
+_SRC_BITS = canonical_source(1, 0).bit_length() - 1  # source key = component << _SRC_BITS | seq
+_SEQ_MASK = (1 << _SRC_BITS) - 1
+
+
+# -- the DAG -------------------------------------------------------------------------------
+def find_parents(component: np.ndarray, source: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Parent index of every event (``-1``: root); ``source`` is ``-1`` where the event had none.
+
+    The parent of source ``(c, s)`` is the event of ``c`` with ``first < s <= last``.
+    A component's non-empty ranges are disjoint and increase with processing
+    order, so one sorted search over ``(component, last)`` finds it.
+    """
+    component = np.asarray(component, dtype=np.int64)
+    source = np.asarray(source, dtype=np.int64)
+    first = np.asarray(first, dtype=np.int64)
+    last = np.asarray(last, dtype=np.int64)
+    n = len(component)
+    parents = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return parents
+    shift = _SRC_BITS + 1
+    issuing = np.flatnonzero(last > first)
+    keys_last = (component[issuing] << shift) | last[issuing]
+    order = np.argsort(keys_last, kind="stable")
+    keys_last = keys_last[order]
+    issuing = issuing[order]
+    has_source = source >= 0
+    src_comp = np.where(has_source, source >> _SRC_BITS, 0)
+    src_seq = np.where(has_source, source & _SEQ_MASK, 0)
+    want = (src_comp << shift) | src_seq
+    pos = np.searchsorted(keys_last, want, side="left")
+    found = has_source & (pos < len(keys_last))
+    cand = issuing[np.minimum(pos, max(len(issuing) - 1, 0))] if len(issuing) else np.zeros(n, dtype=np.int64)
+    ok = found & (component[cand] == src_comp) & (first[cand] < src_seq) & (src_seq <= last[cand])
+    parents[ok] = cand[ok]
+    return parents
+
+
+@dataclass
+class Dag:
+    """The event DAG of one sequential run: a table plus the model's static shape.
+
+    ``events``: one row per processed event in processing order, columns
+    :data:`COLUMNS` (``source``/``parent`` are ``-1`` for none).
+    ``components``: names by id.  ``lookahead``: ``(src id, dst id, min
+    latency)`` per coupled pair (direct calls: 0).  ``meta``: the spec, the
+    end tick and the recording run's wall time.
+    """
+
+    events: pd.DataFrame
+    components: list[str]
+    lookahead: list[tuple[int, int, int]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[tuple[int, int, int, int | None, int, int, float]],
+        components: Sequence[str] | int,
+        lookahead: Iterable[tuple[int, int, int]] = (),
+        meta: dict[str, Any] | None = None,
+    ) -> Dag:
+        """Build from ``model.dag`` tuples ``(component, when, priority, source, first, last, cost_s)``.
+
+        ``components`` is the list of names, or a count (names ``c0, c1, ...``).
+        Parents are reconstructed with :func:`find_parents`.
+        """
+        rows = list(records)
+        names = [f"c{i}" for i in range(components)] if isinstance(components, int) else list(components)
+        comp = np.array([r[0] for r in rows], dtype=np.int64)
+        when = np.array([r[1] for r in rows], dtype=np.int64)
+        prio = np.array([r[2] for r in rows], dtype=np.int64)
+        source = np.array([-1 if r[3] is None else r[3] for r in rows], dtype=np.int64)
+        first = np.array([r[4] for r in rows], dtype=np.int64)
+        last = np.array([r[5] for r in rows], dtype=np.int64)
+        cost = np.array([r[6] for r in rows], dtype=np.float64)
+        if len(rows) and (comp.min() < 0 or comp.max() >= len(names)):
+            raise ValueError(f"component ids must be in [0, {len(names)})")
+        if np.any(np.diff(when) < 0):
+            raise ValueError("events must be in processing order: 'when' decreases")
+        parent = find_parents(comp, source, first, last)
+        events = pd.DataFrame(
+            {
+                "component": comp,
+                "when": when,
+                "priority": prio,
+                "source": source,
+                "first": first,
+                "last": last,
+                "cost_s": cost,
+                "parent": parent,
+            }
+        )
+        return cls(events, names, [(int(s), int(d), int(lat)) for s, d, lat in lookahead], dict(meta or {}))
+
+    # -- figures ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @property
+    def t1_s(self) -> float:
+        """Sequential work: the sum of the recorded event costs."""
+        return float(self.events["cost_s"].sum())
+
+    def roots(self) -> int:
+        """Events with no parent (scheduled by ``init()`` or inside a direct call)."""
+        return int((self.events["parent"] < 0).sum())
+
+    # -- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": DAG_FORMAT,
+            "meta": self.meta,
+            "components": list(self.components),
+            "lookahead": [list(t) for t in self.lookahead],
+            "events": {c: self.events[c].tolist() for c in COLUMNS},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Dag:
+        if data.get("format") != DAG_FORMAT:
+            raise ValueError(f"not a {DAG_FORMAT} record (format {data.get('format')!r})")
+        cols = data["events"]
+        events = pd.DataFrame(
+            {c: np.asarray(cols[c], dtype=np.float64 if c == "cost_s" else np.int64) for c in COLUMNS}
+        )
+        return cls(events, list(data["components"]), [tuple(t) for t in data["lookahead"]], dict(data["meta"]))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict()))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Dag:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+def record_dag(spec: RunSpec) -> Dag:
+    """Run ``spec`` sequentially with DAG recording and return its :class:`Dag`."""
+    model = spec.build_model(record_dag=True)
+    queue = EventQueue("main", order=spec.order)
+    model.bind(queue)
+    model.start()
+    schedule_limit(queue, model.end_tick)
+    started = time.perf_counter()
+    queue.run()
+    wall = time.perf_counter() - started
+    assert model.dag is not None
+    meta = {"spec": spec.to_dict(), "end_tick": model.end_tick, "wall_s": wall}
+    return Dag.from_records(model.dag, [c.name for c in model.components], model.lookahead_graph(), meta)
+
+
+# -- overheads -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Overheads:
+    """Per-event cost ``o_event`` and per-synchronisation cost ``o_sync`` (seconds).
+
+    ``o_sync`` is one number, or a table by worker count (calibrated).
+    """
+
+    name: str
+    o_event: float = 0.0
+    o_sync: float | dict[int, float] = 0.0
+
+    def sync(self, workers: int) -> float:
+        if isinstance(self.o_sync, dict):
+            if workers in self.o_sync:
+                return self.o_sync[workers]
+            known = sorted(self.o_sync)
+            below = [p for p in known if p <= workers]
+            return self.o_sync[below[-1] if below else known[0]]
+        return float(self.o_sync)
+
+
+class _Ticker:
+    """The smallest model there is: one component rescheduling one event each tick."""
+
+    def __init__(self, events: int) -> None:
+        from tickpar.model import Component, Model
+
+        class Tick(Component):
+            def __init__(self, model: Model) -> None:
+                super().__init__(model, "ticker")
+                self.ev = self.event("tick", self.on_tick)
+
+            def init(self) -> None:
+                self.schedule(self.ev, 1)
+
+            def on_tick(self, _payload: object) -> None:
+                self.schedule(self.ev, self.when + 1)
+
+        self.model = Model(0)
+        Tick(self.model)
+        self.model.end_tick = events
+
+    def run(self) -> float:
+        queue = EventQueue("main")
+        self.model.bind(queue)
+        self.model.start()
+        schedule_limit(queue, self.model.end_tick)
+        started = time.perf_counter()
+        queue.run()
+        return time.perf_counter() - started
+
+
+def calibrate_event_cost(events: int = 20_000, repeats: int = 3) -> float:
+    """The sequential engine's per-event cost with no work (seconds, best of ``repeats``)."""
+    return min(_Ticker(events).run() for _ in range(repeats)) / events
+
+
+def calibrate_barrier(workers: int, rounds: int = 40) -> float:
+    """Seconds per ``threading.Barrier(workers)`` round between ``workers`` threads."""
+    if workers < 1:
+        raise ValueError(f"workers={workers}: an int >= 1")
+    barrier = threading.Barrier(workers)
+
+    def loop() -> None:
+        for _ in range(rounds + 1):
+            barrier.wait()
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(workers - 1)]
+    for t in threads:
+        t.start()
+    barrier.wait()  # everyone started
+    started = time.perf_counter()
+    for _ in range(rounds):
+        barrier.wait()
+    elapsed = time.perf_counter() - started
+    for t in threads:
+        t.join()
+    return elapsed / rounds
+
+
+def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
+    """A preset: ``zero``, ``cxx`` (50 ns/event, 1 µs/barrier) or ``calibrated`` (for ``workers``)."""
+    if name == "zero":
+        return Overheads("zero", 0.0, 0.0)
+    if name == "cxx":
+        return Overheads("cxx", 50e-9, 1e-6)
+    if name == "calibrated":
+        return Overheads(
+            "calibrated", calibrate_event_cost(), {int(p): calibrate_barrier(int(p)) for p in sorted(set(workers))}
+        )
+    raise ValueError(f"overheads {name!r} is not allowed: choose one of {', '.join(OVERHEAD_PRESETS)}")
+
+
+def default_workers(workers_max: int) -> list[int]:
+    """1, 2, 4, ... up to ``workers_max`` (and ``workers_max`` itself)."""
+    if workers_max < 1:
+        raise ValueError(f"workers_max={workers_max} is not allowed: an int >= 1")
+    out = []
+    p = 1
+    while p < workers_max:
+        out.append(p)
+        p *= 2
+    out.append(workers_max)
+    return out
+
+
+# -- building blocks -----------------------------------------------------------------------------
+def _costs(dag: Dag, o_event: float) -> np.ndarray:
+    return dag.events["cost_s"].to_numpy(dtype=np.float64) + o_event
+
+
+def component_costs(dag: Dag, o_event: float = 0.0) -> np.ndarray:
+    """Total ``cost_s + o_event`` of each component's events, by component id (partition weights)."""
+    return np.bincount(dag.events["component"].to_numpy(), weights=_costs(dag, o_event), minlength=len(dag.components))
+
+
+def critical_path(dag: Dag, o_event: float = 0.0, component_order: bool = False) -> float:
+    """Longest ``cost_s + o_event``-weighted path; with ``component_order`` each component's events chain too."""
+    cost = _costs(dag, o_event).tolist()
+    parent = dag.events["parent"].tolist()
+    comp = dag.events["component"].tolist()
+    finish = [0.0] * len(cost)
+    comp_finish: dict[int, float] = {}
+    best = 0.0
+    for i, c in enumerate(cost):
+        start = finish[parent[i]] if parent[i] >= 0 else 0.0
+        if component_order:
+            start = max(start, comp_finish.get(comp[i], 0.0))
+        f = start + c
+        finish[i] = f
+        if component_order:
+            comp_finish[comp[i]] = f
+        if f > best:
+            best = f
+    return best
+
+
+def tick_batches(dag: Dag) -> np.ndarray:
+    """Batch number of every event under tick-barrier execution (see the module docstring)."""
+    ev = dag.events
+    n = len(ev)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    when = ev["when"].to_numpy()
+    prio = ev["priority"].to_numpy()
+    new_run = np.ones(n, dtype=bool)
+    new_run[1:] = (when[1:] != when[:-1]) | (prio[1:] != prio[:-1])
+    run = np.cumsum(new_run) - 1
+    run_start = np.flatnonzero(new_run)[run].tolist()
+    parent = ev["parent"].tolist()
+    depth = [0] * n
+    for i in range(n):
+        p = parent[i]
+        if p >= run_start[i]:
+            depth[i] = depth[p] + 1
+    keys = run.astype(np.int64) * (n + 1) + np.asarray(depth, dtype=np.int64)
+    _, batch = np.unique(keys, return_inverse=True)
+    return batch.astype(np.int64)
+
+
+def _lpt(jobs: list[float], workers: int) -> float:
+    """Makespan of longest-processing-time-first list scheduling of ``jobs`` on ``workers``."""
+    if len(jobs) <= workers:
+        return max(jobs, default=0.0)
+    if workers == 1:
+        return sum(jobs)
+    loads = [0.0] * workers
+    for j in sorted(jobs, reverse=True):
+        heapq.heapreplace(loads, loads[0] + j)
+    return max(loads)
+
+
+def _group_sums(batch: np.ndarray, key: np.ndarray, cost: np.ndarray) -> list[list[float]]:
+    """For each batch, the list of per-key cost sums."""
+    if len(batch) == 0:
+        return []
+    frame = pd.DataFrame({"b": batch, "k": key, "c": cost})
+    sums = frame.groupby(["b", "k"], sort=True)["c"].sum()
+    out: list[list[float]] = [[] for _ in range(int(batch.max()) + 1)]
+    for (b, _k), v in zip(sums.index.tolist(), sums.tolist(), strict=True):
+        out[b].append(v)
+    return out
+
+
+def _batched_makespans(groups: list[list[float]], workers: Sequence[int]) -> dict[int, float]:
+    """Sum over batches of the best LPT makespan with at most ``P`` workers, for each ``P``."""
+    ps = sorted(set(workers))
+    total = dict.fromkeys(ps, 0.0)
+    for jobs in groups:
+        largest = max(jobs)
+        best = float("inf")
+        for p in ps:
+            if best > largest:  # once down to the largest group it cannot get better
+                best = min(best, _lpt(jobs, p))
+            total[p] += best
+    return total
+
+
+def _clusters(dag: Dag) -> list[int]:
+    """Cluster id per component: components coupled at zero latency share one (union-find)."""
+    n = len(dag.components)
+    root = list(range(n))
+
+    def find(a: int) -> int:
+        while root[a] != a:
+            root[a] = root[root[a]]
+            a = root[a]
+        return a
+
+    for s, d, lat in dag.lookahead:
+        if lat == 0 and s != d:
+            ra, rb = find(s), find(d)
+            if ra != rb:
+                root[max(ra, rb)] = min(ra, rb)
+    return [find(i) for i in range(n)]
+
+
+def balanced_partition(dag: Dag, lps: int, o_event: float = 0.0) -> list[int]:
+    """LP per component: zero-latency clusters assigned longest-first to the least-loaded of ``lps`` LPs."""
+    if lps < 1:
+        raise ValueError(f"lps={lps}: an int >= 1")
+    cluster = _clusters(dag)
+    per_comp = component_costs(dag, o_event)
+    load: dict[int, float] = {}
+    for comp, cl in enumerate(cluster):
+        load[cl] = load.get(cl, 0.0) + float(per_comp[comp])
+    heap = [(0.0, lp) for lp in range(lps)]
+    assign: dict[int, int] = {}
+    for cl in sorted(load, key=lambda c: (-load[c], c)):
+        total, lp = heapq.heappop(heap)
+        assign[cl] = lp
+        heapq.heappush(heap, (total + load[cl], lp))
+    return [assign[cl] for cl in cluster]
+
+
+def lookahead_of(dag: Dag, partition: Sequence[int]) -> int | None:
+    """Smallest static latency between components in different LPs (``None``: no such coupling)."""
+    lats = [lat for s, d, lat in dag.lookahead if partition[s] != partition[d]]
+    return min(lats) if lats else None
+
+
+def _windows(when: np.ndarray, lookahead: int | None) -> np.ndarray:
+    """Window number per event: windows ``[t, t + L)`` from the global next event time."""
+    n = len(when)
+    win = np.zeros(n, dtype=np.int64)
+    if lookahead is None or n == 0:
+        return win
+    ticks = when.tolist()
+    starts = []
+    i = 0
+    while i < n:
+        starts.append(i)
+        i = bisect_left(ticks, ticks[i] + lookahead, i)
+    win[np.asarray(starts[1:], dtype=np.int64)] = 1
+    return np.cumsum(win)
+
+
+def _conservative_work(
+    dag: Dag, partition: Sequence[int], cost: np.ndarray, cache: dict[int | None, np.ndarray] | None = None
+) -> tuple[float, int, int | None]:
+    """(sum over windows of the largest LP load, windows, lookahead) for one partition."""
+    if len(partition) != len(dag.components):
+        raise ValueError(f"partition has {len(partition)} entries for {len(dag.components)} components")
+    if len(dag) == 0:
+        return 0.0, 0, lookahead_of(dag, partition)
+    lp_of = np.asarray(partition, dtype=np.int64)[dag.events["component"].to_numpy()]
+    lookahead = lookahead_of(dag, partition)
+    if lookahead == 0:
+        groups = _group_sums(tick_batches(dag), lp_of, cost)
+        return sum(max(g) for g in groups), len(groups), 0
+    cache = {} if cache is None else cache
+    if lookahead not in cache:
+        cache[lookahead] = _windows(dag.events["when"].to_numpy(), lookahead)
+    win = cache[lookahead]
+    k = int(lp_of.max()) + 1
+    nwin = int(win[-1]) + 1
+    loads = np.bincount(win * k + lp_of, weights=cost, minlength=nwin * k).reshape(nwin, k)
+    return float(loads.max(axis=1).sum()), nwin, lookahead
+
+
+# -- the table -------------------------------------------------------------------------------------
+def bounds(
+    dag: Dag,
+    workers: Sequence[int] = (1, 2, 4, 8, 16, 32, 64),
+    costs: Overheads | None = None,
+    partition: Callable[[int], Sequence[int]] | None = None,
+    which: Sequence[str] = BOUNDS,
+) -> pd.DataFrame:
+    """The tidy bounds table for ``dag`` (see the module docstring for every formula).
+
+    ``partition(P)`` (optional) gives the LP of every component for the
+    conservative bound with ``P`` workers (at most ``P`` LPs); by default the
+    best balanced partition into at most ``P`` LPs is used.
+    """
+    costs = costs or Overheads("zero")
+    ps = sorted({int(p) for p in workers})
+    if not ps or ps[0] < 1:
+        raise ValueError(f"workers {list(workers)}: ints >= 1")
+    unknown = [b for b in which if b not in BOUNDS]
+    if unknown:
+        raise ValueError(f"unknown bound {unknown[0]!r}: choose from {', '.join(BOUNDS)}")
+    if len(dag) == 0:
+        raise ValueError("the DAG has no events")
+    o_event = costs.o_event
+    t1 = dag.t1_s
+    cost = _costs(dag, o_event)
+    work = float(cost.sum())
+    rows: list[dict[str, Any]] = []
+
+    def add(bound: str, p: int, time_s: float, syncs: int, params: dict[str, Any], o_sync: float = 0.0) -> None:
+        speedup = t1 / time_s if time_s > 0 else float(p)
+        rows.append(
+            {
+                "bound": bound,
+                "workers": p,
+                "speedup": speedup,
+                "efficiency": speedup / p,
+                "time_s": time_s,
+                "t1_s": t1,
+                "syncs": syncs,
+                "o_event_s": o_event,
+                "o_sync_s": o_sync,
+                "overheads": costs.name,
+                "params": json.dumps(params, sort_keys=True),
+            }
+        )
+
+    if "unconstrained" in which:
+        cp = critical_path(dag, o_event)
+        for p in ps:
+            add("unconstrained", p, max(work / p, cp), 0, {"critical_path_s": cp, "events": len(dag)})
+    if "component" in which:
+        per_comp = component_costs(dag, o_event)
+        heaviest = float(per_comp.max())
+        top = int(per_comp.argmax())
+        for p in ps:
+            add("component", p, max(work / p, heaviest), 0, {"max_component_s": heaviest, "component": top})
+    if "causal" in which:
+        cp = critical_path(dag, o_event, component_order=True)
+        for p in ps:
+            add("causal", p, max(work / p, cp), 0, {"critical_path_s": cp})
+    if "tick-barrier" in which:
+        groups = _group_sums(tick_batches(dag), dag.events["component"].to_numpy(), cost)
+        spans = _batched_makespans(groups, ps)
+        nb = len(groups)
+        for p in ps:
+            sync = costs.sync(p)
+            add("tick-barrier", p, spans[p] + nb * sync, nb, {"batches": nb, "events_per_batch": len(dag) / nb}, sync)
+    if "conservative" in which:
+        candidates: list[tuple[int, float, int, int | None]] = []  # (LPs, work, windows, lookahead)
+        windows: dict[int | None, np.ndarray] = {}
+        for p in ps:
+            sync = costs.sync(p)
+            if partition is None:
+                part = balanced_partition(dag, p, o_event)
+                candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows)))
+                pool = candidates
+            else:
+                part = list(partition(p))
+                if len(set(part)) > p:
+                    raise ValueError(f"partition for {p} workers has {len(set(part))} LPs: at most {p}")
+                pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows))]
+            lps, span, nwin, look = min(pool, key=lambda c: (c[1] + c[2] * sync, c[0]))
+            params = {"lps": lps, "lookahead": look, "windows": nwin, "events_per_window": len(dag) / max(nwin, 1)}
+            add("conservative", p, span + nwin * sync, nwin, params, sync)
+    return pd.DataFrame(rows, columns=list(_TABLE_COLUMNS))
+
+
+_TABLE_COLUMNS = (
+    "bound",
+    "workers",
+    "speedup",
+    "efficiency",
+    "time_s",
+    "t1_s",
+    "syncs",
+    "o_event_s",
+    "o_sync_s",
+    "overheads",
+    "params",
+)
+
+
+def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads) -> str:
+    """A human-readable summary: one header line, the overheads, and speedup by workers x bound."""
+    spec = dag.meta.get("spec", {})
+    ps = sorted(set(table["workers"].tolist()))
+    if isinstance(costs.o_sync, dict):
+        sync = ", ".join(f"P={p}: {costs.sync(p) * 1e6:.3g}" for p in ps)
+    else:
+        sync = f"{costs.sync(1) * 1e6:.3g}"
+    lines = [
+        f"{spec.get('workload', '?')} (seed={spec.get('seed', '?')}, order={spec.get('order', '?')}, "
+        f"work={spec.get('work', '?')}): {len(dag)} events, {len(dag.components)} components, "
+        f"{dag.roots()} roots, T1 = {dag.t1_s:.4g} s",
+        f"overheads {costs.name}: o_event = {costs.o_event * 1e9:.3g} ns, o_sync (µs) = {sync}",
+    ]
+    for bound in BOUNDS:
+        rows = table[table["bound"] == bound]
+        if len(rows):
+            lines.append(f"  {bound}: {rows['params'].iloc[-1]}")
+    pivot = table.pivot(index="workers", columns="bound", values="speedup")
+    pivot = pivot[[b for b in BOUNDS if b in pivot.columns]]
+    lines.append("speedup:")
+    lines.append(pivot.to_string(float_format=lambda v: f"{v:.2f}"))
+    return "\n".join(lines)
