@@ -13,9 +13,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# `make report CONFIG=config/full.yaml` runs another sweep; SMK="..." passes more Snakemake options.
+CONFIG ?= config/config.yaml
+SMK ?=
+
 report: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --profile config/profiles/default
-	$(BIN)/snakemake --cores $(CORES) --profile config/profiles/default --report results/report.html
+	$(BIN)/snakemake --cores $(CORES) --profile config/profiles/default --configfile $(CONFIG) $(SMK)
+	$(BIN)/snakemake --cores $(CORES) --profile config/profiles/default --configfile $(CONFIG) $(SMK) \
+		--report results/report.html
+	@echo "report: results/report.html and results/report.pdf (table: results/summary.csv)"
 
 test: $(STAMP)
 	$(BIN)/ruff check .

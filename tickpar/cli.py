@@ -57,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     p_check.add_argument("--golden", help="reuse this golden record (written by `tickpar golden`)")
     p_golden = sub.add_parser("golden", help="run the sequential reference of a cell and save its traced record")
     _add_cell_arguments(p_golden)
+    p_time = sub.add_parser("time", help="time one cell with pyperf (fresh processes, warm-ups); write its record")
+    _add_cell_arguments(p_time)
+    _add_time_arguments(p_time)
+    _add_bounds_arguments(sub.add_parser("bounds", help="ideal speedups from the event DAG of a sequential run"))
     return parser
 
 
@@ -167,11 +171,78 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
 
 
+def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
+    p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
+    p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
+    p.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
+    p.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
+    p.add_argument("--workers-max", type=int, default=64, help="largest worker count (default 64; 1, 2, 4, ...)")
+    p.add_argument("--overheads", default="calibrated", help="calibrated (this machine), cxx (gem5-like) or zero")
+    p.add_argument("--o-event", type=float, default=None, metavar="S", help="override the per-event overhead (s)")
+    p.add_argument("--o-sync", type=float, default=None, metavar="S", help="override the per-barrier overhead (s)")
+    p.add_argument("--out", help="write the tidy table to FILE.csv")
+    p.add_argument("--dag-out", help="write the recorded event DAG to FILE.json")
+
+
+def cmd_bounds(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tickpar import bounds
+    from tickpar.runner import resolve_cell
+
+    if args.overheads not in bounds.OVERHEAD_PRESETS:
+        raise CLIError(f"--overheads {args.overheads!r} is not allowed: one of {', '.join(bounds.OVERHEAD_PRESETS)}")
+    if args.workers_max < 1:
+        raise CLIError(f"--workers-max {args.workers_max} is not allowed: an int >= 1")
+    for flag, value in (("--o-event", args.o_event), ("--o-sync", args.o_sync)):
+        if value is not None and not value >= 0:
+            raise CLIError(f"{flag} {value} is not allowed: seconds >= 0")
+    spec = resolve_cell(
+        args.workload, parse_assignments(args.param, "--param"), "sequential", {}, 1, args.seed, args.order, args.work
+    ).spec
+    workers = bounds.default_workers(args.workers_max)
+    dag = bounds.record_dag(spec)
+    if len(dag) == 0:
+        raise CLIError(f"workload {args.workload} processed no events: nothing to bound")
+    costs = bounds.overheads(args.overheads, workers)
+    if args.o_event is not None:
+        costs = replace(costs, name=f"{costs.name}+given", o_event=args.o_event)
+    if args.o_sync is not None:
+        costs = replace(costs, name=f"{costs.name}+given", o_sync=args.o_sync)
+    table = bounds.bounds(dag, workers, costs)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.out, index=False)
+    if args.dag_out:
+        dag.save(args.dag_out)
+    print(bounds.summary_text(dag, table, costs))
+    return EXIT_OK
+
+
+def _add_time_arguments(p: argparse.ArgumentParser) -> None:
+    from tickpar.timing import add_cli_options
+
+    add_cli_options(p)
+
+
+def cmd_time(args: argparse.Namespace) -> int:
+    from tickpar.timing import run_cli
+
+    _check_timeout(args)
+    try:
+        return run_cli(args, _cell_from_args(args))
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+
+
 _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "run": cmd_run,
     "check": cmd_check,
     "golden": cmd_golden,
+    "time": cmd_time,
+    "bounds": cmd_bounds,
 }
 
 

@@ -1,0 +1,23 @@
+# tickpar: the sweep. This file only wires; the stages live in rules/*.smk:
+#   common.smk     config -> validated sweep (tickpar/sweep.py), resources, input functions
+#   verify.smk     golden sequential records and correctness jobs (tickpar golden / tickpar check)
+#   bench.smk      timing jobs (tickpar time -> pyperf in fresh processes)
+#   aggregate.smk  results/summary.csv (tickpar/aggregate.py)
+#   report.smk     figures, findings, results/report.pdf (tickpar/report.py); HTML via --report
+# Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html
+
+
+include: "rules/common.smk"
+include: "rules/verify.smk"
+include: "rules/bench.smk"
+include: "rules/aggregate.smk"
+include: "rules/report.smk"
+
+
+report: "report/workflow.rst"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_output(),

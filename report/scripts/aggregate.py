@@ -1,0 +1,9 @@
+"""Snakemake script: every record of the sweep -> results/summary.csv (see tickpar/aggregate.py)."""
+
+import sys
+
+from tickpar.aggregate import main_snakemake
+
+smk = globals()["snakemake"]
+sys.stderr = sys.stdout = open(smk.log[0], "w")
+main_snakemake(smk)

@@ -1,0 +1,9 @@
+"""Snakemake script: results/summary.csv -> figures, findings, environment, report.pdf (see tickpar/report.py)."""
+
+import sys
+
+from tickpar.report import main_snakemake
+
+smk = globals()["snakemake"]
+sys.stderr = sys.stdout = open(smk.log[0], "w")
+main_snakemake(smk)

@@ -1,0 +1,79 @@
+# Config -> validated sweep, resources, helpers. Runs before any rule: a bad config stops here
+# with one line naming the key (tickpar/sweep.py), and no job starts.
+import os
+import shlex
+import sys
+
+from tickpar.sweep import CHECK_PATTERN, GOLDEN_PATTERN, TIMING_PATTERN, WILDCARD_CONSTRAINTS
+from tickpar.sweep import SweepError, load_sweep
+
+
+# The default sweep is read only when no --configfile is given: Snakemake would otherwise merge
+# the two (a small test config would inherit every strategy of the default one).
+if not workflow.overwrite_configfiles:
+
+    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+
+
+CONFIG_SOURCE = str((list(workflow.overwrite_configfiles) or list(workflow.configfiles) or ["--config"])[0])
+if os.path.isabs(CONFIG_SOURCE) and not os.path.relpath(CONFIG_SOURCE).startswith(".."):
+    CONFIG_SOURCE = os.path.relpath(CONFIG_SOURCE)
+try:
+    SWEEP = load_sweep(config, source=CONFIG_SOURCE)
+except SweepError as exc:
+    print(f"tickpar: config error in {CONFIG_SOURCE}: {exc}", file=sys.stderr)
+    sys.exit(1)
+print(SWEEP.summary(), file=sys.stderr)
+
+PY = shlex.quote(sys.executable)
+FMT = config["report"]["format"]
+
+# Scheduling (see DESIGN.md section 8). `bench` (limit 1): a timing job or an MPI job runs alone
+# among those. `load` (limit LOAD): a timing or MPI job takes all of it, any other job 1, so a
+# timing job never shares the machine with a correctness job either. Set here, so that a plain
+# `snakemake --cores N` is safe; `--resources bench=... load=...` (or a profile) overrides.
+LOAD = 1000
+for _name, _limit in (("bench", 1), ("load", LOAD)):
+    if _name not in workflow.global_resources:
+        workflow.register_resource(_name, _limit)
+
+
+wildcard_constraints:
+    **WILDCARD_CONSTRAINTS,
+
+
+def cell_of(wildcards):
+    return SWEEP.cell(wildcards)
+
+
+def cell_args(wildcards):
+    return shlex.join(SWEEP.cell(wildcards).cli_args())
+
+
+def check_threads(wildcards):
+    """Cores a correctness job claims: one per worker process or MPI rank; 1 for threads, which the
+    GIL keeps on about one core (oversubscribing a check only slows it; timing jobs claim `workers`)."""
+    cell = SWEEP.cell(wildcards)
+    return cell.workers if cell.processes or cell.mpi else 1
+
+
+def exclusive(wildcards):
+    """1 for a job that must not share the machine (MPI ranks spin while they wait)."""
+    return int(SWEEP.cell(wildcards).mpi)
+
+
+def get_final_output():
+    return ["results/summary.csv", *REPORT_OUTPUTS.values()]
+
+
+REPORT_OUTPUTS = {
+    "speedup": f"results/report/speedup.{FMT}",
+    "efficiency": f"results/report/efficiency.{FMT}",
+    "correctness": f"results/report/correctness.{FMT}",
+    "time_per_event": f"results/report/time_per_event.{FMT}",
+    "overhead": f"results/report/overhead.{FMT}",
+    "breakeven": f"results/report/breakeven.{FMT}",
+    "findings": "results/report/findings.html",
+    "environment": "results/report/environment.html",
+    "pdf": "results/report.pdf",
+}

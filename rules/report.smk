@@ -1,0 +1,70 @@
+# summary.csv -> captioned figures, findings and environment pages, and results/report.pdf
+# (tickpar/report.py). The HTML report is Snakemake's: snakemake --report results/report.html
+
+
+rule report_files:
+    input:
+        summary="results/summary.csv",
+    output:
+        speedup=report(
+            REPORT_OUTPUTS["speedup"],
+            caption="../report/speedup.rst",
+            category="Performance",
+            labels={"figure": "speedup vs workers"},
+        ),
+        efficiency=report(
+            REPORT_OUTPUTS["efficiency"],
+            caption="../report/efficiency.rst",
+            category="Performance",
+            labels={"figure": "parallel efficiency"},
+        ),
+        breakeven=report(
+            REPORT_OUTPUTS["breakeven"],
+            caption="../report/breakeven.rst",
+            category="Performance",
+            labels={"figure": "speedup vs work per event"},
+        ),
+        time_per_event=report(
+            REPORT_OUTPUTS["time_per_event"],
+            caption="../report/time_per_event.rst",
+            category="Overhead",
+            labels={"figure": "time per event"},
+        ),
+        overhead=report(
+            REPORT_OUTPUTS["overhead"],
+            caption="../report/overhead.rst",
+            category="Overhead",
+            labels={"figure": "synchronisation overhead"},
+        ),
+        correctness=report(
+            REPORT_OUTPUTS["correctness"],
+            caption="../report/correctness.rst",
+            category="Correctness",
+            labels={"figure": "correctness matrix"},
+        ),
+        findings=report(
+            REPORT_OUTPUTS["findings"],
+            caption="../report/findings.rst",
+            category="Findings",
+            labels={"page": "findings"},
+        ),
+        environment=report(
+            REPORT_OUTPUTS["environment"],
+            caption="../report/environment.rst",
+            category="Findings",
+            labels={"page": "environment"},
+        ),
+        pdf=report(
+            REPORT_OUTPUTS["pdf"],
+            caption="../report/pdf.rst",
+            category="Tables",
+            labels={"table": "report.pdf"},
+        ),
+    params:
+        report=config["report"],
+        description=config.get("description", ""),
+        source=CONFIG_SOURCE,
+    log:
+        "results/logs/report.log",
+    script:
+        "../report/scripts/render.py"

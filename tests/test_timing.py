@@ -1,0 +1,133 @@
+"""tickpar.timing: pyperf in fresh processes, a record for every outcome, never a crash of the caller."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyperf
+import pytest
+
+import tickpar.registry
+from tickpar.cli import main as cli_main
+from tickpar.runner import resolve_cell
+from tickpar.timing import TIMING_FORMAT, measure, summarize
+
+TINY = {"lps": 4, "population": 2, "end_tick": 300}
+TINY_ARGS = ["--workload", "phold", "--param", "lps=4", "--param", "population=2", "--param", "end_tick=300"]
+
+PLUGIN = textwrap.dedent(
+    """
+    import time
+
+    from tickpar.plugins import Strategy
+
+
+    class Hang(Strategy):
+        name = "test-hang"
+        summary = "test double: never returns"
+
+        def run(self, spec, workers, options):
+            while True:
+                time.sleep(0.05)
+
+
+    class Boom(Strategy):
+        name = "test-boom"
+        summary = "test double: raises"
+
+        def run(self, spec, workers, options):
+            raise RuntimeError("boom from the test double")
+    """
+)
+
+
+@pytest.fixture
+def doubles(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Strategies test-hang and test-boom, registered through TICKPAR_PLUGINS (which pyperf workers inherit)."""
+    path = tmp_path / "doubles.py"
+    path.write_text(PLUGIN)
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    tickpar.registry.get_registry(refresh=True)
+    return path
+
+
+def _cell(strategy: str = "sequential") -> object:
+    return resolve_cell("phold", TINY, strategy, {}, 1, 1, "gem5", "none")
+
+
+def test_summarize_values() -> None:
+    """Mean, stdev, median of the values; stdev needs two values and is None below."""
+    s = summarize([1.0, 2.0, 3.0, 6.0])
+    assert s["n_values"] == 4
+    assert s["mean_s"] == pytest.approx(3.0)
+    assert s["median_s"] == pytest.approx(2.5)
+    assert s["stdev_s"] == pytest.approx(2.160246899)
+    assert summarize([0.5])["stdev_s"] is None
+    assert summarize([])["mean_s"] is None
+
+
+def test_measure_writes_record_and_pyperf_json(tmp_path: Path) -> None:
+    """A timed cell gets processes x values values, and a pyperf JSON that pyperf itself reads; rerunning overwrites."""
+    out = tmp_path / "t.json"
+    for _ in range(2):  # the second run must not trip over pyperf's refusal to overwrite -o
+        rec = measure(_cell(), [*TINY_ARGS, "--work", "none"], out, processes=2, values=3, warmups=1, timeout=120)
+        assert rec["status"] == "ok", rec["reason"]
+    data = json.loads(out.read_text())
+    assert data["format"] == TIMING_FORMAT
+    assert data["n_values"] == 6 and len(data["values"]) == 6
+    assert len(data["warmups"]) == 2
+    assert data["mean_s"] > 0 and data["stdev_s"] is not None
+    pyperf_file = tmp_path / "t.pyperf.json"
+    assert data["pyperf_file"] == pyperf_file.name
+    bench = pyperf.BenchmarkSuite.load(str(pyperf_file)).get_benchmarks()[0]
+    assert bench.get_nvalue() == 6
+    assert bench.get_metadata()["tickpar_strategy"] == "sequential"
+    shown = subprocess.run([sys.executable, "-m", "pyperf", "show", str(pyperf_file)], capture_output=True, text=True)
+    assert shown.returncode == 0 and "Mean +- std dev" in shown.stdout
+
+
+def test_measure_skips_a_cell_whose_check_did_not_finish(tmp_path: Path) -> None:
+    """After a crash/timeout/deadlock verdict the cell is not timed; the record says why."""
+    check = tmp_path / "check.json"
+    check.write_text(json.dumps({"verdict": {"kind": "timeout", "reason": "slow"}}))
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", check=check, timeout=30)
+    assert rec["status"] == "skipped"
+    assert "timeout" in rec["reason"]
+    assert rec["values"] == [] and rec["mean_s"] is None
+    assert not (tmp_path / "t.pyperf.json").exists()
+
+
+def test_measure_records_a_crash(doubles: Path, tmp_path: Path) -> None:
+    """A strategy that raises in the pyperf worker gives status crash, not an exception."""
+    rec = measure(
+        _cell("test-boom"), [*TINY_ARGS, "--strategy", "test-boom"], tmp_path / "t.json",
+        processes=1, values=5, warmups=0, timeout=60, inherit_environ=["TICKPAR_PLUGINS"],
+    )  # fmt: skip
+    assert rec["status"] == "crash"
+    assert json.loads((tmp_path / "t.json").read_text())["status"] == "crash"
+
+
+def test_measure_kills_a_hang_at_the_limit(doubles: Path, tmp_path: Path) -> None:
+    """A strategy that never returns is killed with its process group at the limit: status timeout."""
+    rec = measure(
+        _cell("test-hang"), [*TINY_ARGS, "--strategy", "test-hang"], tmp_path / "t.json",
+        processes=1, values=5, warmups=0, timeout=4, inherit_environ=["TICKPAR_PLUGINS"],
+    )  # fmt: skip
+    assert rec["status"] == "timeout"
+    assert "4 s limit" in rec["reason"]
+
+
+def test_cli_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tickpar time` prints mean +- stdev and exits 0; bad pyperf settings are one-line errors (exit 2)."""
+    out = tmp_path / "t.json"
+    args = ["time", "-w", "phold", "-p", "lps=4", "-p", "end_tick=300", "--processes", "1", "--values", "5"]
+    assert cli_main([*args, "--warmups", "0", "--out", str(out)]) == 0
+    assert "over 5 values" in capsys.readouterr().out
+    assert json.loads(out.read_text())["n_values"] == 5
+    assert cli_main([*args[:7], "--values", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--values" in err[0]

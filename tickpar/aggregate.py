@@ -1,0 +1,266 @@
+"""Aggregate the sweep's records into ``results/summary.csv``: one tidy row per cell.
+
+Inputs: the sweep's manifest (one row per cell from :meth:`tickpar.sweep.Sweep.manifest`:
+the labels and the record paths), each cell's correctness record (``tickpar check``)
+and, for timed cells, its timing record (``tickpar time``).  A missing or
+unreadable record becomes verdict ``missing`` / timing status ``missing``; it
+never stops the aggregate.
+
+Columns (see :data:`ID_COLUMNS` and :func:`cell_row`): the cell (workload, shape,
+family, strategy, variant, label, workers, seed, order, work), every workload
+parameter (``param_*``) and strategy option (``opt_*``), the verdict with the
+strategy's own promise (``expected_verdict``, ``as_expected``), the timing
+(``time_mean_s``, ``time_stdev_s`` ... from the pyperf values), the derived
+speed (``speedup`` with ``speedup_lo``/``speedup_hi``, ``efficiency``,
+``events_per_s``, ``us_per_event``, ``overhead_us_per_event``), the strategy's
+statistics flattened (``stat_*``: a list such as per-worker ``idle_s`` becomes
+``stat_idle_s_sum`` and ``stat_idle_s_max``), and the environment (python, GIL
+state, work model, cpu, cores, versions as ``ver_*``).
+
+Speedup is ``T_seq / T`` with ``T`` the mean of the cell's pyperf values and
+``T_seq`` that of the sequential cell with the same workload, shape (so the same
+parameters), seed, order and work mode.  Its interval is a percentile bootstrap:
+both value sets are resampled independently (``bootstrap`` times, with a fixed
+seed per cell, so the CSV is reproducible) and the ratio of the resampled means
+is taken; the interval is the central ``confidence`` share of those ratios.  It
+covers measurement noise only, not seed-to-seed variation (each seed is its own row).
+``overhead_us_per_event`` is ``(T - T_seq) / events``: at one worker it is the pure
+cost of the strategy's synchronisation and bookkeeping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tickpar.sweep import BASELINE
+
+__all__ = ["ID_COLUMNS", "aggregate", "bootstrap_ratio", "cell_row", "flatten_stats", "write_csv_atomic"]
+
+ID_COLUMNS = [
+    "cell", "workload", "shape", "family", "strategy", "variant", "label",
+    "workers", "seed", "order", "work", "timed", "mpi", "processes",
+]  # fmt: skip
+_ENV_KEYS = (
+    "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",
+    "usable_cores", "platform", "hostname", "git_sha",
+)  # fmt: skip
+
+
+def _load(path: str | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def flatten_stats(stats: Mapping[str, Any] | None, prefix: str = "stat_") -> dict[str, Any]:
+    """A strategy's statistics as flat scalar columns."""
+    out: dict[str, Any] = {}
+    for key, value in (stats or {}).items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten_stats(value, f"{name}_"))
+        elif isinstance(value, (list, tuple)):
+            if value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+                out[f"{name}_sum"] = float(sum(value))
+                out[f"{name}_max"] = float(max(value))
+            elif not value:
+                out[f"{name}_sum"] = 0.0
+                out[f"{name}_max"] = 0.0
+            else:
+                out[name] = json.dumps(value, default=str)
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            out[name] = value
+        else:
+            out[name] = str(value)
+    return out
+
+
+def _short(text: Any, limit: int = 300) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def cell_row(
+    entry: Mapping[str, Any], check: Mapping[str, Any] | None, timing: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """One summary row: the manifest entry joined with its records (without speedup, see :func:`aggregate`)."""
+    row: dict[str, Any] = {k: entry.get(k) for k in ID_COLUMNS}
+    for k, v in (entry.get("params") or {}).items():
+        row[f"param_{k}"] = v
+    for k, v in (entry.get("options") or {}).items():
+        row[f"opt_{k}"] = v
+    expected = entry.get("expected_verdict")
+    row["expected_verdict"] = expected
+    verdict = (check or {}).get("verdict") or {}
+    kind = verdict.get("kind") if check is not None else "missing"
+    row["verdict"] = kind or "missing"
+    row["verdict_reason"] = _short(verdict.get("reason") if check is not None else "no correctness record")
+    row["as_expected"] = (row["verdict"] == expected) if expected else None
+    check = check or {}
+    row["events"] = check.get("events")
+    row["final_tick"] = check.get("final_tick")
+    row["digest"] = check.get("digest")
+    row["check_wall_s"] = check.get("wall_s")
+    if timing is None and entry.get("timed"):
+        timing = {"status": "missing", "reason": "no timing record"}
+    timing = timing or {}
+    row["timing_status"] = timing.get("status") if entry.get("timed") else "not timed"
+    row["timing_reason"] = _short(timing.get("reason"))
+    row["n_values"] = timing.get("n_values", 0) if entry.get("timed") else 0
+    for key in ("mean_s", "stdev_s", "median_s", "min_s"):
+        row[f"time_{key}"] = timing.get(key)
+    env = check.get("env") or timing.get("env") or {}
+    for key in _ENV_KEYS:
+        row[key] = env.get(key)
+    work_model = check.get("work_model") or {}
+    row["work_model"] = work_model.get("mode", entry.get("work"))
+    row["work_units_per_us"] = work_model.get("units_per_us")
+    row["work_unit"] = work_model.get("unit")
+    row.update(flatten_stats(check.get("stats")))
+    for name, version in (check.get("versions") or timing.get("versions") or {}).items():
+        row[f"ver_{name}"] = version
+    return row
+
+
+def bootstrap_ratio(
+    base: Sequence[float], values: Sequence[float], resamples: int, confidence: float, seed: int
+) -> tuple[float, float]:
+    """Percentile-bootstrap interval of mean(base) / mean(values); NaNs below two values on either side."""
+    b = np.asarray(base, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if b.size < 2 or v.size < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    bm = rng.choice(b, size=(resamples, b.size), replace=True).mean(axis=1)
+    vm = rng.choice(v, size=(resamples, v.size), replace=True).mean(axis=1)
+    ratios = bm / vm
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(ratios, [tail, 1.0 - tail])
+    return (float(lo), float(hi))
+
+
+def _seed_of(cell: str) -> int:
+    return int.from_bytes(hashlib.sha256(cell.encode()).digest()[:8], "little")
+
+
+def _is_default_baseline(entry: Mapping[str, Any], defaults: Mapping[str, Any] | None) -> bool:
+    return defaults is None or dict(entry.get("options") or {}) == dict(defaults)
+
+
+def aggregate(
+    manifest: Iterable[Mapping[str, Any]],
+    *,
+    bootstrap: int = 2000,
+    confidence: float = 0.95,
+    load: Any = _load,
+) -> pd.DataFrame:
+    """The summary table of a sweep (one row per manifest entry, in manifest order)."""
+    entries = list(manifest)
+    rows: list[dict[str, Any]] = []
+    values: dict[str, list[float]] = {}
+    for entry in entries:
+        check = load(entry.get("check_path"))
+        timing = load(entry.get("timing_path")) if entry.get("timed") else None
+        rows.append(cell_row(entry, check, timing))
+        if timing and timing.get("status") == "ok" and timing.get("values"):
+            values[entry["cell"]] = [float(x) for x in timing["values"]]
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+
+    try:
+        from tickpar.registry import get_registry
+
+        defaults = {k: p.default for k, p in get_registry().strategy(BASELINE).options.items()}
+    except Exception:  # the baseline plugin is missing: any sequential cell will do
+        defaults = None
+    group_keys = ("workload", "shape", "seed", "order", "work")
+    baselines: dict[tuple[Any, ...], str] = {}
+    for entry in entries:
+        if entry["strategy"] != BASELINE or entry["cell"] not in values:
+            continue
+        key = tuple(entry[k] for k in group_keys)
+        if key not in baselines or _is_default_baseline(entry, defaults):
+            baselines[key] = entry["cell"]
+
+    speed: list[dict[str, Any]] = []
+    for entry, row in zip(entries, rows, strict=True):
+        base_cell = baselines.get(tuple(entry[k] for k in group_keys))
+        out: dict[str, Any] = {"baseline_cell": base_cell}
+        mine = values.get(entry["cell"])
+        base = values.get(base_cell) if base_cell else None
+        events = row.get("events") or 0
+        mean = float(np.mean(mine)) if mine else math.nan
+        out["events_per_s"] = events / mean if mine and events else math.nan
+        out["us_per_event"] = mean / events * 1e6 if mine and events else math.nan
+        if mine and base:
+            base_mean = float(np.mean(base))
+            out["speedup"] = base_mean / mean
+            out["speedup_lo"], out["speedup_hi"] = bootstrap_ratio(
+                base, mine, bootstrap, confidence, _seed_of(entry["cell"])
+            )
+            out["efficiency"] = out["speedup"] / entry["workers"]
+            out["overhead_us_per_event"] = (mean - base_mean) / events * 1e6 if events else math.nan
+        else:
+            out.update(speedup=math.nan, speedup_lo=math.nan, speedup_hi=math.nan, efficiency=math.nan)
+            out["overhead_us_per_event"] = math.nan
+        speed.append(out)
+    df = pd.concat([df, pd.DataFrame(speed)], axis=1)
+    return _order_columns(df)
+
+
+def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
+    first = [c for c in ID_COLUMNS if c in df.columns]
+    params = sorted(c for c in df.columns if c.startswith("param_"))
+    opts = sorted(c for c in df.columns if c.startswith("opt_"))
+    core = [
+        "expected_verdict", "verdict", "as_expected", "events", "final_tick",
+        "timing_status", "n_values", "time_mean_s", "time_stdev_s", "time_median_s", "time_min_s",
+        "speedup", "speedup_lo", "speedup_hi", "efficiency", "events_per_s", "us_per_event",
+        "overhead_us_per_event", "baseline_cell",
+    ]  # fmt: skip
+    core = [c for c in core if c in df.columns]
+    stats = sorted(c for c in df.columns if c.startswith("stat_"))
+    vers = sorted(c for c in df.columns if c.startswith("ver_"))
+    env = [c for c in (*_ENV_KEYS, "work_model", "work_units_per_us", "work_unit") if c in df.columns]
+    taken = set(first + params + opts + core + stats + vers + env)
+    rest = [c for c in df.columns if c not in taken]
+    return df[first + params + opts + core + rest + stats + env + vers]
+
+
+def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
+    """Write ``df`` as CSV through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        df.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main_snakemake(smk: Any) -> None:
+    """Entry point of ``report/scripts/aggregate.py`` (the Snakemake ``script:`` object)."""
+    settings = smk.params.report
+    df = aggregate(smk.params.manifest, bootstrap=settings["bootstrap"], confidence=settings["confidence"])
+    write_csv_atomic(df, smk.output.summary)
+    counts = df["verdict"].value_counts().to_dict() if not df.empty else {}
+    timed = int((df["timing_status"] == "ok").sum()) if not df.empty else 0
+    print(f"tickpar: {smk.output.summary}: {len(df)} cells, verdicts {counts}, {timed} timed")

@@ -1,0 +1,654 @@
+"""The sweep: a config validated against the plugin registry and expanded into cells (what the Snakefile wires).
+
+``config/config.schema.yaml`` is a skeleton; :func:`config_schema` fills in the
+workload and strategy names, their parameters (types, ranges, choices, help
+text), the order modes and the work modes from the plugin registry, so a new
+plugin is configurable with no edit here.  :func:`load_sweep` validates a
+config with ``snakemake.utils.validate`` (which also fills in the schema's
+defaults), then resolves every cell with :func:`tickpar.runner.resolve_cell`,
+so cross-checks of the plugins (``Workload.check_params``,
+``Strategy.validate``) run before any job.  Every problem is one
+:class:`SweepError` line naming the key, e.g.
+``strategies.split.variants.bad.lock_key: 'x' is not one of ['name', 'component']``.
+
+A *cell* is (workload, shape, strategy, variant, workers, seed, order, work):
+``shape`` names a parameter set of the workload, ``variant`` an option set of
+the strategy.  Cells at ``workers`` are checked and timed; cells at
+``check_workers`` are checked only.  Left out, and counted: cells above a
+strategy's ``max_workers`` (sequential runs at 1 only), and MPI cells with more
+ranks than ``max_ranks`` (default: the usable cores).  The golden sequential
+record is computed once per (workload, shape, seed, order) and shared.
+
+Files (relative to the working directory; see :class:`SweepCell`)::
+
+    results/golden/{workload}/{shape}/{order}/s{seed}.json
+    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}.json
+    results/timing/...same.../w{workers}-s{seed}.json        (+ .pyperf.json beside it)
+    results/logs/{check,timing,golden}/...same....log
+
+``python -m tickpar.sweep fallback --out F ...`` writes the record of a job
+whose command died before writing one (the rule then exits 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tickpar.eventq import ORDERS
+from tickpar.params import ParamError, resolve
+from tickpar.registry import REPO_ROOT, PluginError, Registry, get_registry
+from tickpar.work import WORK_MODES
+
+__all__ = [
+    "BASELINE",
+    "CHECK_PATTERN",
+    "GOLDEN_PATTERN",
+    "SCHEMA_PATH",
+    "TIMING_PATTERN",
+    "Sweep",
+    "SweepCell",
+    "SweepError",
+    "config_schema",
+    "format_value",
+    "load_sweep",
+    "validate_config",
+    "write_fallback",
+]
+
+SCHEMA_PATH = REPO_ROOT / "config" / "config.schema.yaml"
+#: The strategy every speedup is relative to, and whose record is the golden one.
+BASELINE = "sequential"
+DEFAULT_VARIANT = "default"
+
+_CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}"
+CHECK_PATTERN = f"results/check/{_CELL_PART}.json"
+TIMING_PATTERN = f"results/timing/{_CELL_PART}.json"
+GOLDEN_PATTERN = "results/golden/{workload}/{shape}/{order}/s{seed}.json"
+#: Snakemake wildcard constraints matching the patterns above.
+WILDCARD_CONSTRAINTS = {
+    "workload": r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    "shape": r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    "strategy": r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    "variant": r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    "order": r"[A-Za-z0-9_]+",
+    "work": r"[A-Za-z0-9_-]+",
+    "workers": r"\d+",
+    "seed": r"\d+",
+}
+
+
+class SweepError(Exception):
+    """A config that cannot run (the message is one line naming the key)."""
+
+
+# ---------------------------------------------------------------- schema
+
+_JSON_TYPES = {"int": "integer", "float": "number", "bool": "boolean", "str": "string"}
+
+
+def _param_schema(spec: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": spec["help"]}
+    if "choices" in spec:
+        out["enum"] = list(spec["choices"]) + ([None] if spec.get("nullable") else [])
+    else:
+        kind = _JSON_TYPES[spec["type"]]
+        out["type"] = [kind, "null"] if spec.get("nullable") else kind
+        if "min" in spec:
+            out["minimum"] = spec["min"]
+        if "max" in spec:
+            out["maximum"] = spec["max"]
+    return out
+
+
+def _table_schema(table: dict[str, dict[str, Any]], what: str) -> dict[str, Any]:
+    return {
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "x-what": what,
+        "properties": {name: _param_schema(spec) for name, spec in table.items()},
+    }
+
+
+def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCHEMA_PATH) -> dict[str, Any]:
+    """The full config schema: the skeleton with the registry's names and parameters filled in."""
+    if describe is None:
+        describe = get_registry().describe()
+    schema = yaml.safe_load(Path(base).read_text())
+    defs = schema["$defs"]
+    defs["order"] = {"enum": list(ORDERS), "description": "tie order mode"}
+    defs["work"] = {"enum": list(WORK_MODES), "description": "work model"}
+    workloads = {}
+    for name, entry in describe["workloads"].items():
+        params = entry["params"]
+        workloads[name] = {
+            "type": "object",
+            "description": entry["summary"],
+            "additionalProperties": False,
+            "x-what": f"workload {name} key",
+            "required": ["shapes"],
+            "properties": {
+                "shapes": {
+                    "type": "object",
+                    "description": "shape name -> workload parameters (the rest keep their defaults)",
+                    "minProperties": 1,
+                    "propertyNames": {"$ref": "#/$defs/name"},
+                    "additionalProperties": _table_schema(params, f"workload {name} parameter"),
+                },
+                "check_shapes": {
+                    "type": "object",
+                    "description": "shapes that are only checked for correctness, never timed",
+                    "propertyNames": {"$ref": "#/$defs/name"},
+                    "additionalProperties": _table_schema(params, f"workload {name} parameter"),
+                },
+                "sweep": {
+                    "type": "object",
+                    "description": "extra shapes: the base shape with one parameter set to each value "
+                    "(named {base}.{param}{value}; the speedup-vs-granularity figure uses them)",
+                    "additionalProperties": False,
+                    "x-what": f"workload {name} sweep key",
+                    "required": ["base", "param", "values"],
+                    "properties": {
+                        "base": {"$ref": "#/$defs/name"},
+                        "param": {"enum": sorted(params)},
+                        "values": {"type": "array", "minItems": 1, "uniqueItems": True},
+                    },
+                },
+            },
+        }
+    defs["workloads"] = {
+        "type": "object",
+        "description": "workload name -> shapes",
+        "minProperties": 1,
+        "additionalProperties": False,
+        "x-what": "workload",
+        "properties": workloads,
+    }
+    strategies = {}
+    for name, entry in describe["strategies"].items():
+        strategies[name] = {
+            "type": ["object", "null"],
+            "description": entry["summary"],
+            "additionalProperties": False,
+            "x-what": f"strategy {name} key",
+            "properties": {
+                "variants": {
+                    "type": "object",
+                    "description": "variant name -> strategy options (the rest keep their defaults)",
+                    "minProperties": 1,
+                    "propertyNames": {"$ref": "#/$defs/name"},
+                    "additionalProperties": _table_schema(entry["options"], f"strategy {name} option"),
+                },
+                "check_variants": {
+                    "type": "object",
+                    "description": "variants that are only checked for correctness, never timed",
+                    "propertyNames": {"$ref": "#/$defs/name"},
+                    "additionalProperties": _table_schema(entry["options"], f"strategy {name} option"),
+                },
+                "timed": {"type": "boolean", "description": "false: correctness jobs only (default true)"},
+                "orders": {
+                    "type": "array",
+                    "description": "order modes for this strategy (default: the sweep's orders)",
+                    "items": {"$ref": "#/$defs/order"},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+            },
+        }
+    defs["strategies"] = {
+        "type": "object",
+        "description": "strategy name -> variants",
+        "minProperties": 1,
+        "additionalProperties": False,
+        "x-what": "strategy",
+        "properties": strategies,
+    }
+    return schema
+
+
+def _where(path: Iterable[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _one_line(err: Any) -> str:
+    """A jsonschema ValidationError as one line naming the key."""
+    where = _where(err.absolute_path)
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = sorted(k for k in err.instance if k not in allowed)
+        what = err.schema.get("x-what", "key")
+        key = f"{where}.{extra[0]}" if where else extra[0]
+        return f"{key}: unknown {what} {extra[0]!r} (allowed: {', '.join(allowed) or 'none'})"
+    if err.validator == "required":
+        return f"{where or 'config'}: {err.message}"
+    message = " ".join(str(err.message).split())
+    if len(message) > 200:
+        message = message[:197] + "..."
+    return f"{where or 'config'}: {message}"
+
+
+def validate_config(config: dict[str, Any], describe: dict[str, Any] | None = None) -> None:
+    """Validate ``config`` in place (defaults filled in) with snakemake.utils.validate; raise SweepError."""
+    import jsonschema
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    for section in ("strategies", "workloads"):  # `name:` with nothing after it means "defaults"
+        table = config.get(section)
+        if isinstance(table, dict):
+            for key, value in table.items():
+                if value is None:
+                    table[key] = {}
+    schema = config_schema(describe)
+    fd, tmp = tempfile.mkstemp(prefix="tickpar-schema-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(schema, f)
+        try:
+            validate(config, tmp, set_default=True)
+        except WorkflowError as exc:
+            cause = exc.__cause__ or exc.__context__  # snakemake raises it inside `except ValidationError`
+            if isinstance(cause, jsonschema.ValidationError):
+                raise SweepError(_one_line(cause)) from None
+            raise SweepError(" ".join(str(exc).split())[:300]) from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- cells
+
+
+def format_value(value: Any) -> str:
+    """A parameter value as the CLI's ``key=value`` expects it."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if not isinstance(value, float) else repr(value)
+
+
+@dataclass(frozen=True, eq=False)
+class SweepCell:
+    """One cell of the sweep, with the labels the report uses and the files the pipeline writes."""
+
+    workload: str
+    shape: str
+    params: dict[str, Any]
+    strategy: str
+    variant: str
+    options: dict[str, Any]
+    workers: int
+    seed: int
+    order: str
+    work: str
+    timed: bool
+    mpi: bool = False
+    processes: bool = False
+    family: str = ""
+    expected: str | None = None
+
+    @property
+    def wildcards(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "shape": self.shape,
+            "strategy": self.strategy,
+            "variant": self.variant,
+            "order": self.order,
+            "work": self.work,
+            "workers": self.workers,
+            "seed": self.seed,
+        }
+
+    @property
+    def key(self) -> str:
+        return _CELL_PART.format(**self.wildcards)
+
+    @property
+    def label(self) -> str:
+        """Strategy and variant, as in the legends (``split/nochecks``; the default variant is just the name)."""
+        return self.strategy if self.variant == DEFAULT_VARIANT else f"{self.strategy}/{self.variant}"
+
+    @property
+    def check_path(self) -> str:
+        return CHECK_PATTERN.format(**self.wildcards)
+
+    @property
+    def timing_path(self) -> str:
+        return TIMING_PATTERN.format(**self.wildcards)
+
+    @property
+    def pyperf_path(self) -> str:
+        return self.timing_path[: -len(".json")] + ".pyperf.json"
+
+    @property
+    def golden_key(self) -> tuple[str, str, str, int]:
+        return (self.workload, self.shape, self.order, self.seed)
+
+    @property
+    def golden_path(self) -> str:
+        return GOLDEN_PATTERN.format(workload=self.workload, shape=self.shape, order=self.order, seed=self.seed)
+
+    def cli_args(self, *, golden: bool = False) -> list[str]:
+        """``--workload ... --param k=v ... --strategy ...`` for ``tickpar check/time/golden``."""
+        args = ["--workload", self.workload]
+        for k, v in self.params.items():
+            args += ["--param", f"{k}={format_value(v)}"]
+        if golden:
+            return [*args, "--seed", str(self.seed), "--order", self.order, "--work", "none"]
+        args += ["--strategy", self.strategy]
+        for k, v in self.options.items():
+            args += ["--option", f"{k}={format_value(v)}"]
+        args += ["--workers", str(self.workers), "--seed", str(self.seed), "--order", self.order, "--work", self.work]
+        return args
+
+    def row(self) -> dict[str, Any]:
+        """The manifest row (what the aggregate joins the records to)."""
+        return {
+            "cell": self.key,
+            "workload": self.workload,
+            "shape": self.shape,
+            "family": self.family or self.shape,
+            "strategy": self.strategy,
+            "variant": self.variant,
+            "label": self.label,
+            "workers": self.workers,
+            "seed": self.seed,
+            "order": self.order,
+            "work": self.work,
+            "timed": self.timed,
+            "mpi": self.mpi,
+            "processes": self.processes,
+            "expected_verdict": self.expected,
+            "params": dict(self.params),
+            "options": dict(self.options),
+            "check_path": self.check_path,
+            "timing_path": self.timing_path if self.timed else None,
+        }
+
+
+@dataclass
+class Sweep:
+    """The expanded sweep."""
+
+    config: dict[str, Any]
+    source: str
+    cells: list[SweepCell]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_key = {c.key: c for c in self.cells}
+        self.goldens: dict[tuple[str, str, str, int], SweepCell] = {}
+        for c in self.cells:
+            self.goldens.setdefault(c.golden_key, c)
+
+    @property
+    def timed(self) -> list[SweepCell]:
+        return [c for c in self.cells if c.timed]
+
+    def cell(self, wildcards: Mapping[str, Any]) -> SweepCell:
+        """The cell a rule's wildcards name (a KeyError names a file outside this sweep)."""
+        key = _CELL_PART.format(**{k: wildcards[k] for k in WILDCARD_CONSTRAINTS})
+        try:
+            return self.by_key[key]
+        except KeyError:
+            raise KeyError(f"{key} is not a cell of the sweep in {self.source}") from None
+
+    def golden(self, wildcards: Mapping[str, Any]) -> SweepCell:
+        key = (str(wildcards["workload"]), str(wildcards["shape"]), str(wildcards["order"]), int(wildcards["seed"]))
+        try:
+            return self.goldens[key]
+        except KeyError:
+            raise KeyError(f"golden {key} is not part of the sweep in {self.source}") from None
+
+    def manifest(self) -> list[dict[str, Any]]:
+        return [c.row() for c in self.cells]
+
+    def summary(self) -> str:
+        """One line for the log: what will run, and what was left out and why."""
+        text = (
+            f"tickpar: sweep {self.source}: {len(self.cells)} cells ({len(self.timed)} timed), "
+            f"{len(self.goldens)} golden runs"
+        )
+        if self.skipped:
+            text += "; left out: " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return text
+
+
+def _max_ranks(config: dict[str, Any]) -> int:
+    value = config.get("max_ranks", "auto")
+    if value == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return int(value)
+
+
+def _uses_mpi(strategy_cls: type[Any], options: dict[str, Any]) -> bool:
+    """MPI cells: the strategy's own ``uses_mpi(options)`` if it has one, else option ``backend: mpi``."""
+    probe = getattr(strategy_cls, "uses_mpi", None)
+    if callable(probe):
+        return bool(probe(strategy_cls(), options))
+    return options.get("backend") == "mpi"
+
+
+def _shapes(name: str, entry: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], bool]]:
+    """(shape, family, given params, timed) for the declared shapes, the sweep-derived ones, the check-only ones."""
+    shapes = [(shape, shape, dict(params or {}), True) for shape, params in entry["shapes"].items()]
+    sweep = entry.get("sweep")
+    if sweep:
+        base = sweep["base"]
+        if base not in entry["shapes"]:
+            allowed = ", ".join(entry["shapes"])
+            raise SweepError(f"workloads.{name}.sweep.base: {base!r} is not a shape of {name} (shapes: {allowed})")
+        declared = {s for s, _, _, _ in shapes} | set(entry.get("check_shapes") or {})
+        for value in sweep["values"]:
+            derived = f"{base}.{sweep['param']}{format_value(value)}"
+            if derived in declared:
+                raise SweepError(f"workloads.{name}.sweep: derived shape {derived!r} clashes with a declared shape")
+            params = {**(entry["shapes"][base] or {}), sweep["param"]: value}
+            shapes.append((derived, base, params, True))
+            declared.add(derived)
+    for shape, params in (entry.get("check_shapes") or {}).items():
+        if shape in entry["shapes"]:
+            raise SweepError(f"workloads.{name}.check_shapes.{shape}: also declared under shapes")
+        shapes.append((shape, shape, dict(params or {}), False))
+    return shapes
+
+
+def expand(config: dict[str, Any], source: str = "config", registry: Registry | None = None) -> Sweep:
+    """Expand a validated config into cells; every cross-check error is one SweepError line."""
+    from tickpar.runner import resolve_cell
+
+    registry = registry or get_registry()
+    timing = config.get("timing", {})
+    timing_on = timing.get("enabled", True)
+    if timing_on and timing.get("processes", 2) * timing.get("values", 3) < 5:
+        n = timing.get("processes", 2) * timing.get("values", 3)
+        raise SweepError(f"timing: processes x values = {n}: pyperf needs at least 5 values per cell")
+    strategies = config["strategies"]
+    if timing_on and BASELINE not in strategies:
+        raise SweepError(f"strategies: {BASELINE!r} is required (the baseline of every speedup)")
+    timed_workers = list(config["workers"])
+    workers_all = timed_workers + [w for w in config.get("check_workers", []) if w not in timed_workers]
+    max_ranks = _max_ranks(config)
+    on_invalid = config.get("on_invalid_cell", "error")
+    cells: list[SweepCell] = []
+    skipped: dict[str, int] = {}
+
+    workload_shapes: list[tuple[str, str, str, dict[str, Any], bool]] = []
+    for wname, wentry in config["workloads"].items():
+        wcls = registry.workload(wname)
+        for shape, family, given, shape_timed in _shapes(wname, wentry):
+            try:
+                params = resolve(wcls.params, given, f"workload {wname} parameter")
+                wcls().check_params(params)
+            except ParamError as exc:
+                section = "shapes" if shape_timed else "check_shapes"
+                raise SweepError(f"workloads.{wname}.{section}.{shape}: {exc}") from None
+            workload_shapes.append((wname, shape, family, params, shape_timed))
+
+    variants: list[tuple[str, str, dict[str, Any], bool, list[str]]] = []
+    for sname, sentry in strategies.items():
+        scls = registry.strategy(sname)
+        sentry = sentry or {}
+        orders = list(sentry.get("orders") or config.get("orders", ["gem5"]))
+        timed_variants = sentry.get("variants") or ({} if sentry.get("check_variants") else {DEFAULT_VARIANT: {}})
+        check_variants = sentry.get("check_variants") or {}
+        for variant in set(timed_variants) & set(check_variants):
+            raise SweepError(f"strategies.{sname}.check_variants.{variant}: also declared under variants")
+        sections = (("variants", timed_variants, True), ("check_variants", check_variants, False))
+        for section, table, variant_timed in sections:
+            for variant, given in table.items():
+                try:
+                    options = resolve(scls.options, given, f"strategy {sname} option")
+                except ParamError as exc:
+                    raise SweepError(f"strategies.{sname}.{section}.{variant}: {exc}") from None
+                variant_timed = variant_timed and bool(sentry.get("timed", True))
+                variants.append((sname, variant, options, variant_timed, orders))
+
+    if timing_on:
+        base_orders = {o for s, _, _, _, orders in variants if s == BASELINE for o in orders}
+        for sname, _, _, strategy_timed, orders in variants:
+            missing = [o for o in orders if o not in base_orders]
+            if strategy_timed and missing:
+                raise SweepError(
+                    f"strategies.{sname}.orders: {missing[0]!r} has no {BASELINE} baseline to compute speedups"
+                    f" (add it to strategies.{BASELINE}.orders or to orders)"
+                )
+
+    for wname, shape, family, params, shape_timed in workload_shapes:
+        for sname, variant, options, strategy_timed, orders in variants:
+            scls = registry.strategy(sname)
+            mpi = _uses_mpi(scls, options)
+            processes = bool(scls().uses_processes(options))
+            for workers in workers_all:
+                if scls.max_workers is not None and workers > scls.max_workers:
+                    skipped["above max_workers"] = skipped.get("above max_workers", 0) + 1
+                    continue
+                if mpi and workers > max_ranks:
+                    why = f"MPI cells above {max_ranks} ranks"
+                    skipped[why] = skipped.get(why, 0) + 1
+                    continue
+                for order in orders:
+                    for work in config.get("work", ["gil-release"]):
+                        for seed in config["seeds"]:
+                            try:
+                                cell = resolve_cell(wname, params, sname, options, workers, seed, order, work)
+                            except ParamError as exc:
+                                if on_invalid == "skip":
+                                    why = "refused by their strategy"
+                                    skipped[why] = skipped.get(why, 0) + 1
+                                    continue
+                                raise SweepError(
+                                    f"strategies.{sname}.variants.{variant} with workloads.{wname}.shapes.{shape}"
+                                    f" at workers={workers}: {exc} (or set on_invalid_cell: skip)"
+                                ) from None
+                            expected = scls().expected_verdict(cell.spec, workers, cell.options)
+                            cells.append(
+                                SweepCell(
+                                    workload=wname,
+                                    shape=shape,
+                                    params=cell.spec.params,
+                                    strategy=sname,
+                                    variant=variant,
+                                    options=cell.options,
+                                    workers=workers,
+                                    seed=seed,
+                                    order=order,
+                                    work=work,
+                                    timed=timing_on and strategy_timed and shape_timed and workers in timed_workers,
+                                    mpi=mpi,
+                                    processes=processes,
+                                    family=family,
+                                    expected=expected,
+                                )
+                            )
+    if not cells:
+        raise SweepError("the sweep has no cells (every combination was left out)")
+    return Sweep(config, source, cells, skipped)
+
+
+def load_sweep(config: dict[str, Any], source: str = "config") -> Sweep:
+    """Validate ``config`` (in place, defaults filled in) and expand it; raise SweepError with one line."""
+    try:
+        describe = get_registry().describe()
+    except PluginError as exc:
+        raise SweepError(str(exc)) from None
+    validate_config(config, describe)
+    try:
+        return expand(config, source)
+    except PluginError as exc:  # pragma: no cover - the schema already names the plugins
+        raise SweepError(str(exc)) from None
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """A YAML config file as a dict (for tests and tools; the Snakefile uses Snakemake's loader)."""
+    data = yaml.safe_load(Path(path).read_text())
+    if not isinstance(data, dict):
+        raise SweepError(f"{path}: not a mapping")
+    return copy.deepcopy(data)
+
+
+# ---------------------------------------------------------------- fallback records
+
+
+def write_fallback(out: str | Path, kind: str, reason: str, what: str) -> dict[str, Any]:
+    """The record of a job whose command died before writing one (so the sweep goes on)."""
+    from tickpar.runner import RECORD_FORMAT, write_json_atomic
+    from tickpar.timing import TIMING_FORMAT
+
+    if what == "timing":
+        record: dict[str, Any] = {"format": TIMING_FORMAT, "status": kind, "reason": reason, "values": []}
+    else:
+        record = {
+            "format": RECORD_FORMAT,
+            "verdict": {"kind": kind, "reason": reason, "divergence": None},
+            "failure": {"kind": kind, "message": reason},
+        }
+    record["fallback"] = True
+    record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    write_json_atomic(out, record)
+    return record
+
+
+def _tail(path: str | None, lines: int = 3) -> str:
+    if not path or not Path(path).exists():
+        return ""
+    text = Path(path).read_text(errors="replace").strip().splitlines()
+    return " | ".join(line.strip() for line in text[-lines:])
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tickpar.sweep")
+    sub = parser.add_subparsers(dest="command", required=True)
+    fb = sub.add_parser("fallback", help="write the failure record of a job that wrote none")
+    fb.add_argument("--out", required=True)
+    fb.add_argument("--what", choices=("check", "timing", "golden"), required=True)
+    fb.add_argument("--rc", type=int, required=True, help="the command's exit status")
+    fb.add_argument("--log", help="the job's log (its last lines become the reason)")
+    args = parser.parse_args(argv)
+    kind = "timeout" if args.rc in (124, 137) else "crash"
+    reason = f"the {args.what} command exited with status {args.rc} without a record"
+    tail = _tail(args.log)
+    if tail:
+        reason += f": {tail}"
+    write_fallback(args.out, kind, reason, args.what)
+    print(f"tickpar: {args.out}: {kind} ({reason})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
