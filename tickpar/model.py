@@ -115,11 +115,12 @@ class MessageEvent(ModelEvent):
     than through the kernel's ``release`` hook: one Python call less per message.
     """
 
-    __slots__ = ("link",)
+    __slots__ = ("_free", "link")
 
     def __init__(self, link: Link) -> None:
         super().__init__(link.dst, link.event_name, link.handler, link.priority)
         self.link = link
+        self._free = link._free
 
     def process(self) -> None:
         comp = self.component
@@ -129,7 +130,7 @@ class MessageEvent(ModelEvent):
         comp.count += 1
         comp.digest = hash((comp.digest, when, self.eid, payload))
         self.handler(payload)
-        self.link._free.append(self)
+        self._free.append(self)
 
 
 class _RaceGuard:
@@ -238,6 +239,7 @@ class Link:
         latency: int,
         priority: int,
         event_name: str,
+        pool: list[MessageEvent] | None = None,
     ) -> None:
         self.id = link_id
         self.src = src
@@ -248,7 +250,8 @@ class Link:
         self.event_name = event_name
         self.priority = int(priority)
         self.remote: Callable[[Link, int, Any, int], None] | None = None
-        self._free: list[MessageEvent] = []
+        #: Recycled message events, shared by every link with the same (dst, handler, priority, name).
+        self._free: list[MessageEvent] = [] if pool is None else pool
 
     def send(self, payload: Any = 0, delay: int = 0) -> None:
         """Send from ``src`` (called by ``src``'s handler code); see :meth:`Component.send`."""
@@ -257,8 +260,10 @@ class Link:
         seq = src._seq = src._seq + 1
         if self.remote is None:
             # deliver(), inlined: this is the per-event hot path of every message.
-            free = self._free
-            event = free.pop() if free else self.src.model.message_class(self)
+            try:
+                event = self._free.pop()  # one call, atomic under the GIL: the pool may have several senders
+            except IndexError:
+                event = src.model.message_class(self)
             event.payload = payload
             event.source = src._source_base | seq
             self.dst.queue.schedule(event, when)
@@ -267,8 +272,10 @@ class Link:
 
     def deliver(self, when: int, payload: Any, source: int) -> None:
         """Schedule the message on ``dst``'s queue (sender side for local links)."""
-        free = self._free
-        event = free.pop() if free else self.dst.model.message_class(self)
+        try:
+            event = self._free.pop()
+        except IndexError:
+            event = self.dst.model.message_class(self)
         event.payload = payload
         event.source = source
         self.dst.queue.schedule(event, when)
@@ -404,6 +411,7 @@ class Model:
         self.components: list[Component] = []
         self.by_name: dict[str, Component] = {}
         self.links: list[Link] = []
+        self._pools: dict[tuple[int, str, int, str], list[MessageEvent]] = {}
         self.direct: list[tuple[Component, Component]] = []
         self.end_tick: int | None = None
         self.races: list[Race] = []
@@ -450,7 +458,8 @@ class Model:
         if not callable(getattr(dst, handler, None)):
             raise ValueError(f"{dst.name} has no handler {handler!r}")
         name = event_name or f"{dst.name}.{handler}Event"
-        link = Link(len(self.links), src, dst, handler, int(latency), priority, name)
+        pool = self._pools.setdefault((dst.id, handler, int(priority), name), [])
+        link = Link(len(self.links), src, dst, handler, int(latency), priority, name, pool)
         self.links.append(link)
         return link
 

@@ -38,6 +38,22 @@ class PholdLP(Component):
         self.received = 0
         self.sent_remote = 0
         self.hop_sum = 0
+        if not self.work_us and self.granularity == 1:
+            self.on_event = self._on_event_plain  # links bind their handler when built: this one
+
+    def _on_event_plain(self, hops: int) -> None:
+        """:meth:`on_event` without work or granularity rounding: the same draws, the same state."""
+        self.received += 1
+        self.hop_sum += hops
+        rng = self.rng
+        out = self.out
+        if self.remote and rng.random() < self.remote:
+            other = rng.randrange(len(out) - 1)
+            link = out[other + (other >= self.index)]
+            self.sent_remote += 1
+        else:
+            link = out[self.index]
+        link.send(hops + 1, int(rng.expovariate(self.rate)))
 
     def _delay(self) -> int:
         """Ticks beyond the link latency: the exponential part, then rounding to the granularity."""
