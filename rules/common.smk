@@ -25,10 +25,11 @@ except SweepError as exc:
     sys.exit(1)
 print(SWEEP.summary(), file=sys.stderr)
 
-PY = shlex.quote(sys.executable)
+PY = shlex.quote(sys.executable)  # this interpreter (the venv's), passed to every shell rule as params.py
 FMT = config["report"]["format"]
+TIMING = config["timing"]
 
-# Scheduling (see DESIGN.md section 8). `bench` (limit 1): a timing job or an MPI job runs alone
+# Scheduling (see config/README.md). `bench` (limit 1): a timing job or an MPI job runs alone
 # among those. `load` (limit LOAD): a timing or MPI job takes all of it, any other job 1, so a
 # timing job never shares the machine with a correctness job either. Set here, so that a plain
 # `snakemake --cores N` is safe; `--resources bench=... load=...` (or a profile) overrides.
@@ -42,10 +43,6 @@ wildcard_constraints:
     **WILDCARD_CONSTRAINTS,
 
 
-def cell_of(wildcards):
-    return SWEEP.cell(wildcards)
-
-
 def cell_args(wildcards):
     return shlex.join(SWEEP.cell(wildcards).cli_args())
 
@@ -55,6 +52,15 @@ def check_threads(wildcards):
     GIL keeps on about one core (oversubscribing a check only slows it; timing jobs claim `workers`)."""
     cell = SWEEP.cell(wildcards)
     return cell.workers if cell.processes or cell.mpi else 1
+
+
+def pyperf_options(wildcards):
+    extra = "".join(f" --pyperf-arg={shlex.quote(a)}" for a in TIMING["extra_args"])
+    inherit = ",".join(TIMING["inherit_environ"])
+    return (
+        f"--processes {TIMING['processes']} --values {TIMING['values']} --warmups {TIMING['warmups']}"
+        f" --timeout {TIMING['timeout_s']}" + (f" --inherit-environ {inherit}" if inherit else "") + extra
+    )
 
 
 def exclusive(wildcards):

@@ -12,13 +12,14 @@ rule golden:
     params:
         args=lambda wc: shlex.join(SWEEP.golden(wc).cli_args(golden=True)),
         limit=lambda wc: 2 * config["timeout_s"] + 60,
+        py=PY,
     priority: 20
     resources:
         load=1,
     shell:
-        "rc=0; timeout -k 10 {params.limit} {PY} -m tickpar golden {params.args} --out {output} > {log} 2>&1"
+        "rc=0; timeout -k 10 {params.limit} {params.py} -m tickpar golden {params.args} --out {output} > {log} 2>&1"
         " || rc=$?; if [ ! -s {output} ]; then"
-        " {PY} -m tickpar.sweep fallback --what golden --rc $rc --log {log} --out {output}; fi"
+        " {params.py} -m tickpar.sweep fallback --what golden --rc $rc --log {log} --out {output}; fi"
 
 
 rule check:
@@ -32,13 +33,14 @@ rule check:
         args=cell_args,
         timeout=config["timeout_s"],
         limit=2 * config["timeout_s"] + 60,
+        py=PY,
     threads: check_threads
     priority: 10
     resources:
         bench=exclusive,
         load=lambda wc: LOAD if exclusive(wc) else 1,
     shell:
-        "rc=0; timeout -k 10 {params.limit} {PY} -m tickpar check {params.args} --timeout {params.timeout}"
+        "rc=0; timeout -k 10 {params.limit} {params.py} -m tickpar check {params.args} --timeout {params.timeout}"
         " --golden {input.golden} --out {output} > {log} 2>&1 || rc=$?;"
         " if [ ! -s {output} ]; then"
-        " {PY} -m tickpar.sweep fallback --what check --rc $rc --log {log} --out {output}; fi"
+        " {params.py} -m tickpar.sweep fallback --what check --rc $rc --log {log} --out {output}; fi"

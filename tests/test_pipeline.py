@@ -231,6 +231,26 @@ def test_speedups_need_the_sequential_baseline(doubles: Path) -> None:
     assert {c.order for c in sweep.cells if c.strategy == "sequential"} == {"gem5", "canonical"}
 
 
+def test_fallback_record_when_a_command_dies(tmp_path: Path) -> None:
+    """A job whose command wrote no record gets one (crash, or timeout for exit 124) with the log's last line."""
+    log = tmp_path / "job.log"
+    log.write_text("starting\ntickpar: error: --golden g.json: not a tickpar record\n")
+    for rc, kind in ((2, "crash"), (124, "timeout")):
+        out = tmp_path / f"rec{rc}.json"
+        res = subprocess.run(
+            [sys.executable, "-m", "tickpar.sweep", "fallback", "--what", "check", "--rc", str(rc), "--log", str(log),
+             "--out", str(out)],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert res.returncode == 0
+        record = json.loads(out.read_text())
+        assert record["verdict"]["kind"] == kind and record["fallback"] is True
+        assert f"status {rc}" in record["verdict"]["reason"] and "not a tickpar record" in record["verdict"]["reason"]
+    manifest = [_entry("c", "par", 2, 1.0, timed=False, check_path=str(tmp_path / "rec2.json"))]
+    row = aggregate(manifest, bootstrap=100).iloc[0]
+    assert row["verdict"] == "crash" and row["timing_status"] == "not timed"
+
+
 # ---------------------------------------------------------------- aggregate and report logic
 
 

@@ -90,13 +90,20 @@ def test_measure_writes_record_and_pyperf_json(tmp_path: Path) -> None:
     assert shown.returncode == 0 and "Mean +- std dev" in shown.stdout
 
 
-def test_measure_skips_a_cell_whose_check_did_not_finish(tmp_path: Path) -> None:
-    """After a crash/timeout/deadlock verdict the cell is not timed; the record says why."""
+@pytest.mark.parametrize(
+    ("check_record", "why"),
+    [
+        ({"verdict": {"kind": "timeout", "reason": "slow"}, "failure": None}, "timeout"),
+        ({"verdict": {"kind": "causality", "reason": "x"}, "failure": {"kind": "causality"}}, "causality"),
+    ],
+)
+def test_measure_skips_a_cell_whose_check_did_not_finish(tmp_path: Path, check_record: dict, why: str) -> None:
+    """After a run that did not finish (timeout, or a raised causality error) the cell is not timed."""
     check = tmp_path / "check.json"
-    check.write_text(json.dumps({"verdict": {"kind": "timeout", "reason": "slow"}}))
+    check.write_text(json.dumps(check_record))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", check=check, timeout=30)
     assert rec["status"] == "skipped"
-    assert "timeout" in rec["reason"]
+    assert why in rec["reason"]
     assert rec["values"] == [] and rec["mean_s"] is None
     assert not (tmp_path / "t.pyperf.json").exists()
 

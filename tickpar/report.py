@@ -490,15 +490,21 @@ def findings(df: pd.DataFrame, param: str = "work_us") -> list[str]:
         for workload, wpts in pts.groupby("workload", sort=False):
             if wpts["x"].nunique() < 2:
                 continue
-            phrases = []
+            at, below, above = [], [], []
             for label, lp in wpts.groupby("label", sort=False):
                 kind, x = breakeven(lp["x"].tolist(), lp["speedup"].tolist())
                 if kind == "at" and x is not None:
-                    phrases.append(f"{label} at about {_fmt_x(x)}")
-                elif kind == "below" and x is not None:
-                    phrases.append(f"{label} already at {_fmt_x(x)} (the smallest value swept)")
-                elif kind == "above" and x is not None:
-                    phrases.append(f"{label} not by {_fmt_x(x)} (the largest value swept)")
+                    at.append(f"{label} at about {_fmt_x(x)}")
+                elif kind == "below":
+                    below.append(label)
+                elif kind == "above":
+                    above.append(label)
+            lo, hi = _fmt_x(wpts["x"].min()), _fmt_x(wpts["x"].max())
+            phrases = at[:]
+            if below:
+                phrases.append(f"already faster at {lo} (the smallest value swept): " + ", ".join(below))
+            if above:
+                phrases.append(f"still slower at {hi} (the largest value swept): " + ", ".join(above))
             family = wpts["family"].iloc[0]
             workers = int(wpts["workers"].iloc[0])
             out.append(
@@ -737,8 +743,11 @@ def render(
             pdf.savefig(fig, bbox_inches="tight")
             plt.close(fig)
             pages.append(name)
-        for name, table in (("verdict table", verdict_table(df)), ("speedup table", speedup_table(df))):
-            for fig in _table_pages(name.capitalize(), table):
+        vt = verdict_table(df)
+        vt_widths = [0.34] + [0.62 / max(len(vt.columns), 1)] * len(vt.columns)
+        st_widths = (0.2, 0.33, 0.07, 0.2, 0.1, 0.07)
+        for name, table, widths in (("verdict table", vt, vt_widths), ("speedup table", speedup_table(df), st_widths)):
+            for fig in _table_pages(name.capitalize(), table, widths=widths if not table.empty else None):
                 pdf.savefig(fig)
                 plt.close(fig)
                 pages.append(name)

@@ -173,15 +173,22 @@ def _tail(text: str, lines: int = 3) -> str:
     return " | ".join(rows[-lines:])
 
 
-def _check_verdict(path: str | Path | None) -> str | None:
+def _unfinished(path: str | Path | None) -> str | None:
+    """The verdict of a correctness record whose run did not finish (crash, timeout, deadlock, or a
+    raised causality error: ``failure`` is set), else None: timing such a cell would only repeat it."""
     if not path:
         return None
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
-    verdict = data.get("verdict") if isinstance(data, dict) else None
-    return verdict.get("kind") if isinstance(verdict, dict) else None
+    if not isinstance(data, dict):
+        return None
+    verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else {}
+    kind = verdict.get("kind")
+    if kind in SKIP_AFTER or data.get("failure") is not None:
+        return kind or "crash"
+    return None
 
 
 def measure(
@@ -203,8 +210,9 @@ def measure(
 
     ``cell_args`` are the cell's long options (``--workload ...``) for the
     script; ``pyperf_out`` receives the pyperf JSON (default: ``out`` with
-    ``.pyperf.json``); ``check``, a correctness record: when its verdict is
-    crash, timeout or deadlock the cell is not timed (status ``skipped``).
+    ``.pyperf.json``); ``check``, a correctness record: when its run did not
+    finish (crash, timeout, deadlock, raised causality) the cell is not timed
+    (status ``skipped``).
     """
     from tickpar.envinfo import environment, versions
     from tickpar.runner import write_json_atomic
@@ -226,10 +234,10 @@ def measure(
         "pyperf_file": None,
         "pyperf_metadata": {},
     }
-    verdict = _check_verdict(check)
+    verdict = _unfinished(check)
     started = time.perf_counter()
-    if verdict in SKIP_AFTER:
-        record.update(status="skipped", reason=f"not timed: the correctness run's verdict was {verdict}")
+    if verdict is not None:
+        record.update(status="skipped", reason=f"not timed: the correctness run did not finish ({verdict})")
     else:
         inherit = [name for name in inherit_environ if name in os.environ]
         out.parent.mkdir(parents=True, exist_ok=True)
