@@ -17,6 +17,7 @@ from tickpar.eventq import EventQueue
 from tickpar.oracle import collect
 from tickpar.params import Param
 from tickpar.plugins import RunSpec, Strategy, StrategyResult, base_stats
+from tickpar.progress import track
 from tickpar.simloop import schedule_limit
 
 
@@ -35,7 +36,12 @@ class Sequential(Strategy):
         model.start()
         schedule_limit(queue, model.end_tick)
         started = time.perf_counter()
-        queue.run()  # gem5 doSimLoop: serve until the exit event comes back (or nothing is left)
+        if model.end_tick is None:
+            queue.run()  # gem5 doSimLoop: serve until the exit event comes back (or nothing is left)
+        else:
+            # A progress bar on a terminal only (sampled by a thread; the event loop is untouched).
+            with track(model.end_tick, lambda: queue.cur_tick):
+                queue.run()
         elapsed = time.perf_counter() - started
         record = collect(model, violations=queue.violations)
         stats = base_stats(1)
