@@ -78,19 +78,10 @@ def cell_argv(args: argparse.Namespace) -> list[str]:
 
 
 def _cell_from(args: argparse.Namespace) -> Any:
-    from tickpar.params import parse_assignments
-    from tickpar.runner import resolve_cell
+    """The cell named by the worker's arguments: the CLI's own parsing and validation."""
+    from tickpar.cli import _cell_from_args
 
-    return resolve_cell(
-        args.workload,
-        parse_assignments(args.param, "--param"),
-        args.strategy,
-        parse_assignments(args.option, "--option"),
-        args.workers,
-        args.seed,
-        args.order,
-        args.work,
-    )
+    return _cell_from_args(args)
 
 
 def bench(loops: int, cell: Any) -> float:
