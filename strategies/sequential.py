@@ -13,12 +13,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tickpar.eventq import EventQueue
 from tickpar.oracle import collect
 from tickpar.params import Param
 from tickpar.plugins import RunSpec, Strategy, StrategyResult, base_stats
 from tickpar.progress import track
-from tickpar.simloop import schedule_limit
+from tickpar.simloop import start_single_queue
 
 
 class Sequential(Strategy):
@@ -30,11 +29,7 @@ class Sequential(Strategy):
     max_workers = 1
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
-        model = spec.build_model()
-        queue = EventQueue("main", order=spec.order, checks=options.get("checks", True))
-        model.bind(queue)
-        model.start()
-        schedule_limit(queue, model.end_tick)
+        model, queue = start_single_queue(spec, checks=options.get("checks", True))
         started = time.perf_counter()
         if model.end_tick is None:
             queue.run()  # gem5 doSimLoop: serve until the exit event comes back (or nothing is left)

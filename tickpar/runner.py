@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.envinfo import environment, versions
-from tickpar.eventq import ORDERS, SchedulingError
+from tickpar.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
 from tickpar.params import ParamError, resolve
 from tickpar.plugins import DeadlockError, LookaheadError, RunSpec
@@ -141,6 +141,9 @@ def execute(cell: Cell) -> Outcome:
         return Outcome(failure_record("causality", f"lookahead violation: {err}"), {}, time.perf_counter() - started)
     except DeadlockError as err:
         return Outcome(failure_record("deadlock", str(err)), {}, time.perf_counter() - started)
+    except EventNotFound as err:  # gem5's panic in remove(): a crash, with or without assertions
+        detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
+        return Outcome(failure_record("crash", str(err), **detail), {}, time.perf_counter() - started)
     except Exception as err:
         message = f"{type(err).__name__}: {err}{_where(err)}"
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
