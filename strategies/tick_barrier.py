@@ -1,5 +1,15 @@
 """``tick-barrier``: run the head (when, priority) bin in parallel, grouped by lock key; barrier; repeat.
 
+Sync: a barrier after each head ``(when, priority)`` bin run in parallel.
+Lookahead: none: only the events of one bin run at once.
+Ownership: groups claim the components of their events (and what they reach)
+for the batch; a second group's claim is a ``race``.
+Determinism: schedules made during a batch are replayed in sequential order
+after the barrier, so both order modes reproduce the single queue; claims do
+not depend on timing.
+Promise: ``exact`` with one worker and where no component is shared between
+groups; otherwise what :meth:`TickBarrier.expected_verdict` says.
+
 The main thread pops every event of the head bin -- one ``(when, priority)``
 key ``K``, in queue order -- and groups them by lock key (``lock_key=component``,
 the default, or ``name``).  Each group runs its events in queue order on one
