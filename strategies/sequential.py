@@ -1,5 +1,12 @@
 """``sequential``: gem5's ``doSimLoop``/``serviceOne`` on one queue, the reference for every result.
 
+Sync: none: one worker serves one queue, one event at a time (gem5's
+``serviceOne``).
+Lookahead: none needed: nothing runs ahead of ``cur_tick``.
+Ownership: every component on the one queue, run by the one worker.
+Determinism: deterministic in both order modes; it defines the golden digests.
+Promise: ``exact`` in both order modes, by definition.
+
 Contract: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
 component, events served strictly one at a time in (when, priority, tie)
 order; ``cur_tick`` moves only inside ``service_one``, right before

@@ -1,5 +1,17 @@
 """``split``: the research prototype's ``popNextEvent()`` / ``executePoppedEvent()`` loop, faithfully.
 
+Sync: a global queue lock around each pop and a mutex per lock key around each
+execution; no barrier.
+Lookahead: none: a worker pops the head whatever its tick, so handlers of
+different ticks run at once.
+Ownership: none by component: the mutex is keyed by event name
+(``lock_key=name``) or by component (``lock_key=component``); direct calls
+enter their peer unlocked.
+Determinism: ``executor=interleave`` is deterministic for a given
+``interleave_seed``; ``executor=threads`` depends on the machine's timing.
+Promise: ``exact`` with one worker and ``pop_ahead=0``; otherwise what
+:meth:`Split.expected_verdict` says (the reproduced failure, or nothing).
+
 N workers share one :class:`~tickpar.eventq.EventQueue`.  Each worker loops:
 
 1. **pop**: under the global queue lock, ``queue.pop_next(advance=True)``
