@@ -551,19 +551,20 @@ class EventQueue:
         """Serve the older entry of a double-scheduled event at its own tick (see the module docstring)."""
         _forget_dup(event, tie)
         self._size -= 1
+        when = key_when(key)
+        if not event._squashed:
+            self.cur_tick = when
+        return self._execute_duplicate(event, when)
+
+    def _execute_duplicate(self, event: Event, when: int) -> Event | None:
+        """``execute_popped`` for an older entry: ``when`` reads the entry's own tick while it runs."""
         primary, primary_when = event._tie, event._when
-        if event._squashed:
-            event._squashed = False
-        else:
-            event._when = self.cur_tick = key_when(key)
-            event.process()
-            if event._is_exit:
-                return event
-        if primary is not None and event._tie is primary:
-            event._when = primary_when  # the newer entry is still queued at its own tick
-        if event._managed and event._tie is None and event._dups is None:
-            event.release()
-        return None
+        event._when = when
+        try:
+            return self.execute_popped(event)
+        finally:
+            if primary is not None and event._tie is primary:
+                event._when = primary_when  # the newer entry is still queued at its own tick
 
     def service_events(self, when: int) -> None:
         """gem5 ``serviceEvents``: service every head with ``when <= when``, then set ``cur_tick``.
@@ -645,7 +646,7 @@ class EventQueue:
             event.process()
             if event._is_exit:
                 return event
-        if event._managed and event._tie is None:
+        if event._managed and event._tie is None and event._dups is None:
             event.release()
         return None
 
@@ -913,23 +914,23 @@ class BatchQueue(EventQueue):
         """Run a live entry of :meth:`pop_bin` on the calling (deferring) thread; its exec is logged in ``d``."""
         event = entry[2]
         d.execs.append((entry[0], entry[1], len(d.ops)))
+        d.size_delta -= 1
         if event._tie == entry[1]:
             event._tie = None
-        else:
-            _forget_dup(event, entry[1])
-        d.size_delta -= 1
-        return self.execute_popped(event)
+            return self.execute_popped(event)
+        _forget_dup(event, entry[1])
+        return self._execute_duplicate(event, key_when(entry[0]))
 
     def run_op(self, d: Deferred, op: Op, key: int, tie: int) -> Event | None:
         """Run a live deferred insertion now (a zero-delay child), logged in ``d`` at ``(key, tie)``."""
         event = op[0]
         d.execs.append((key, tie, len(d.ops)))
+        d.size_delta -= 1
         if event._tie is op:
             event._tie = None
-        else:
-            _forget_dup(event, op)
-        d.size_delta -= 1
-        return self.execute_popped(event)
+            return self.execute_popped(event)
+        _forget_dup(event, op)
+        return self._execute_duplicate(event, op[1])
 
 
 def _quicken_run_loop() -> None:
