@@ -1,13 +1,24 @@
 """``sequential``: gem5's ``doSimLoop``/``serviceOne`` on one queue, the reference for every result.
 
-Contract: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
-component, events served strictly one at a time in (when, priority, tie)
-order; ``cur_tick`` moves only inside ``service_one``, right before
-``process()``.  A workload's ``end_tick`` becomes gem5's ``simulate()`` limit:
-an exit event at ``(end_tick, SIM_EXIT)``.  Deterministic in both order modes:
-it *defines* the golden digests.
-"""
+Sync: none: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
+component (:func:`~tickpar.simloop.start_single_queue`), events served
+strictly one at a time in (when, priority, tie) order; ``cur_tick`` moves
+only inside ``service_one``, right before ``process()``.  A workload's
+``end_tick`` becomes gem5's ``simulate()`` limit: an exit event at
+``(end_tick, SIM_EXIT)``.
 
+Lookahead: not used: nothing runs beside anything else.
+
+Ownership: the one worker is inside every component; the model is built
+without race guards.
+
+Determinism: deterministic in both order modes: it *defines* the golden
+digests.  ``checks=false`` runs gem5 with its assertions compiled out
+(violations recorded; a double schedule runs twice; a deschedule of an event
+not in the queue panics, verdict ``crash``).
+
+Promise: ``exact``, by definition.
+"""
 from __future__ import annotations
 
 import time

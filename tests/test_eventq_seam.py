@@ -195,7 +195,8 @@ def test_run_entry_and_run_op_serve_inside_the_batch(log: list[object]) -> None:
     q.schedule(child, 5)
     op = d.ops[0]
     q.run_op(d, op, op.key, -1)
-    q.run_entry(d, entry)
+    assert q.run_entry(d, entry)
+    assert not q.run_entry(d, entry)  # no longer live: not run twice
     q.defer_to(None)
     assert log == ["child", "A"] and not a.scheduled and not child.scheduled
     assert [e[2] for e in d.execs] == [1, 1] and d.size_delta == -1

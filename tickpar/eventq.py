@@ -334,7 +334,8 @@ class Entry(NamedTuple):
     @property
     def live(self) -> bool:
         """True while nothing (deschedule, reschedule, serving) has retired this entry."""
-        return _is_live(self.event, self.tie)
+        event = self[2]
+        return event._tie == self[1] or (event._dups is not None and _is_live(event, self[1]))
 
 
 class Op(NamedTuple):
@@ -869,7 +870,14 @@ class BatchQueue(EventQueue):
             self._keep_duplicate(event, old)
         d.size_delta += 1
         event._when = when
-        self._deferred_insert(d, event, when)
+        # _deferred_insert, inlined: one call less per message a batch sends.
+        op = _new_entry(Op, (event, when, event.source))
+        event._tie = op
+        d.ops.append(op)
+        if d.on_op is not None and (
+            event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key
+        ):
+            d.on_op(event, op)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         d = self._target.sink
@@ -910,16 +918,35 @@ class BatchQueue(EventQueue):
         if event._managed:
             event.release()
 
-    def run_entry(self, d: Deferred, entry: Entry) -> Event | None:
-        """Run a live entry of :meth:`pop_bin` on the calling (deferring) thread; its exec is logged in ``d``."""
+    def run_entry(self, d: Deferred, entry: Entry) -> bool:
+        """Run a :meth:`pop_bin` entry on the calling (deferring) thread if it is still live.
+
+        Returns whether it ran (an entry a handler descheduled or rescheduled
+        is not live any more); the run is logged in ``d.execs``.  Exit events
+        are not for batches: one would run like any other event here.
+        """
         event = entry[2]
-        d.execs.append((entry[0], entry[1], len(d.ops)))
-        d.size_delta -= 1
-        if event._tie == entry[1]:
+        tie = entry[1]
+        if event._tie == tie:
             event._tie = None
-            return self.execute_popped(event)
-        _forget_dup(event, entry[1])
-        return self._execute_duplicate(event, key_when(entry[0]))
+        elif event._dups is not None and _is_live(event, tie):
+            _forget_dup(event, tie)
+            d.execs.append((entry[0], tie, len(d.ops)))
+            d.size_delta -= 1
+            self._execute_duplicate(event, key_when(entry[0]))
+            return True
+        else:
+            return False
+        d.execs.append((entry[0], tie, len(d.ops)))
+        d.size_delta -= 1
+        # execute_popped, inlined (the per-event path of a batch)
+        if event._squashed:
+            event._squashed = False
+        else:
+            event.process()
+        if event._managed and event._tie is None and event._dups is None:
+            event.release()
+        return True
 
     def run_op(self, d: Deferred, op: Op, key: int, tie: int) -> Event | None:
         """Run a live deferred insertion now (a zero-delay child), logged in ``d`` at ``(key, tie)``."""
