@@ -628,12 +628,8 @@ def main_snakemake(smk: Any) -> None:
             entry["workload"], entry["params"], entry["strategy"], entry["options"], entry["workers"],
             entry["seed"], entry["order"], entry["work"],
         )  # fmt: skip
-        jobs.append(
-            TimingJob(
-                cell, entry["cli_args"], Path(entry["timing_path"]), Path(entry["pyperf_path"]),
-                entry["check_path"], entry["golden_path"],
-            )  # fmt: skip
-        )
+        paths = (Path(entry["timing_path"]), Path(entry["pyperf_path"]), entry["check_path"], entry["golden_path"])
+        jobs.append(TimingJob(cell, entry["cli_args"], *paths))
     with open(smk.log[0], "w") as log:
         records = measure_cells(
             jobs,
