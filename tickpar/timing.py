@@ -442,7 +442,7 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
     for v in verdicts:
         counts[str(v)] = counts.get(str(v), 0) + 1
     record["timed_verdicts"] = counts
-    record["timed_exact"] = (all(v == "exact" for v in verdicts) if verdicts else None)
+    record["timed_exact"] = all(v == "exact" for v in verdicts) if verdicts else None
     record["loop_source"] = next((r["loop_source"] for r in rounds if r["loop_source"]), None)
     record["contended"] = any(r["contended"] for r in rounds)
     record["n_contended"] = sum(record["value_contended"])
