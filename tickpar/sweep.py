@@ -15,8 +15,10 @@ A *cell* is (workload, shape, strategy, variant, workers, seed, order, work):
 ``shape`` names a parameter set of the workload, ``variant`` an option set of
 the strategy.  Cells at ``workers`` are checked and timed; cells at
 ``check_workers`` are checked only.  Left out, and counted: cells above a
-strategy's ``max_workers`` (sequential runs at 1 only), and MPI cells with more
-ranks than ``max_ranks`` (default: the usable cores).  The golden sequential
+strategy's ``max_workers`` (sequential runs at 1 only), MPI cells with more
+ranks than ``max_ranks`` (default: the usable cores), and correctness-only
+cells (check variants, check workers) on shapes derived by ``sweep:`` (they
+differ from their base shape in one parameter, and the base shape has them).  The golden sequential
 record is computed once per (workload, shape, seed, order) and shared.
 
 Files (relative to the working directory; see :class:`SweepCell`)::
@@ -569,6 +571,13 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     continue
                 if mpi and workers > max_ranks:
                     why = f"MPI cells above {max_ranks} ranks"
+                    skipped[why] = skipped.get(why, 0) + 1
+                    continue
+                if family != shape and not (strategy_timed and workers in timed_workers):
+                    # A sweep-derived shape differs from its base only in one parameter (work_us in the
+                    # default sweep), which changes no digest: its correctness-only cells would repeat
+                    # the base shape's verdicts. Its timed cells are still checked (and timed runs too).
+                    why = "correctness-only on sweep-derived shapes"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
                 for order in orders:
