@@ -61,6 +61,7 @@ __all__ = [
     "bootstrap_ratio",
     "cell_row",
     "flatten_stats",
+    "speedup_columns",
     "usable_values",
     "write_csv_atomic",
 ]
@@ -203,19 +204,27 @@ def usable_values(timing: Mapping[str, Any] | None) -> tuple[list[float], list[f
     return [vals[i] for i in keep], [loops[i] for i in keep]
 
 
-def _ratios(
-    name: str,
-    base: Sequence[float] | None,
-    mine: Sequence[float] | None,
-    resamples: int,
-    confidence: float,
-    seed: int,
+def _ratio(
+    name: str, base: Sequence[float] | None, mine: Sequence[float] | None, resamples: int, confidence: float, seed: int
 ) -> dict[str, float]:
-    """``name`` = mean(base) / mean(mine) with its bootstrap interval (``name_lo``, ``name_hi``); NaN without data."""
     if not base or not mine:
         return {name: math.nan, f"{name}_lo": math.nan, f"{name}_hi": math.nan}
     lo, hi = bootstrap_ratio(base, mine, resamples, confidence, seed)
     return {name: float(np.mean(base)) / float(np.mean(mine)), f"{name}_lo": lo, f"{name}_hi": hi}
+
+
+def speedup_columns(
+    base: tuple[Sequence[float], Sequence[float]] | None,
+    mine: tuple[Sequence[float], Sequence[float]] | None,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, float]:
+    """``speedup`` and ``loop_speedup`` with their intervals (``_lo``, ``_hi``) from two :func:`usable_values`
+    results, the baseline's and the cell's; NaN where either side has none."""
+    out = _ratio("speedup", base[0] if base else None, mine[0] if mine else None, resamples, confidence, seed)
+    loop = _ratio("loop_speedup", base[1] if base else None, mine[1] if mine else None, resamples, confidence, seed + 1)
+    return {**out, **loop}
 
 
 def _seed_of(cell: str) -> int:
@@ -274,13 +283,9 @@ def aggregate(
         mean = float(np.mean(mine)) if mine else math.nan
         out["events_per_s"] = events / mean if mine and events else math.nan
         out["us_per_event"] = mean / events * 1e6 if mine and events else math.nan
-        out.update(_ratios("speedup", base, mine, bootstrap, confidence, _seed_of(entry["cell"])))
-        out.update(
-            _ratios(
-                "loop_speedup", loop_values.get(base_cell) if base_cell else None, loop_values.get(entry["cell"]),
-                bootstrap, confidence, _seed_of(entry["cell"]) + 1,
-            )
-        )  # fmt: skip
+        base_pair = (base, loop_values[base_cell]) if base and base_cell else None
+        mine_pair = (mine, loop_values[entry["cell"]]) if mine else None
+        out.update(speedup_columns(base_pair, mine_pair, bootstrap, confidence, _seed_of(entry["cell"])))
         out["efficiency"] = out["speedup"] / entry["workers"]
         if mine and base and events:
             out["overhead_us_per_event"] = (mean - float(np.mean(base))) / events * 1e6

@@ -297,6 +297,19 @@ class TimingJob:
     record: dict[str, Any] = field(default_factory=dict)
     done: bool = False
 
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any], *, golden: bool = True) -> TimingJob:
+        """The job of a sweep cell (:meth:`tickpar.sweep.SweepCell.timing_entry`); ``golden=False``: no
+        correctness or golden record (the driver computes the golden record itself)."""
+        from tickpar.runner import resolve_cell
+
+        cell = resolve_cell(
+            entry["workload"], entry["params"], entry["strategy"], entry["options"], entry["workers"],
+            entry["seed"], entry["order"], entry["work"],
+        )  # fmt: skip
+        checks = (entry["check_path"], entry["golden_path"]) if golden else (None, None)
+        return cls(cell, list(entry["cli_args"]), Path(entry["timing_path"]), Path(entry["pyperf_path"]), *checks)
+
     def __post_init__(self) -> None:
         self.out = Path(self.out)
         if self.pyperf_out is None:
@@ -619,17 +632,8 @@ def _summary_line(cell: Any, record: dict[str, Any]) -> str:
 
 def main_snakemake(smk: Any) -> None:
     """Entry point of ``report/scripts/timing.py``: time one workload shape's cells in interleaved rounds."""
-    from tickpar.runner import resolve_cell
-
     settings = smk.params.timing
-    jobs = []
-    for entry in smk.params.cells:
-        cell = resolve_cell(
-            entry["workload"], entry["params"], entry["strategy"], entry["options"], entry["workers"],
-            entry["seed"], entry["order"], entry["work"],
-        )  # fmt: skip
-        paths = (Path(entry["timing_path"]), Path(entry["pyperf_path"]), entry["check_path"], entry["golden_path"])
-        jobs.append(TimingJob(cell, entry["cli_args"], *paths))
+    jobs = [TimingJob.from_entry(entry) for entry in smk.params.cells]
     with open(smk.log[0], "w") as log:
         records = measure_cells(
             jobs,
