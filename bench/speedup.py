@@ -45,10 +45,8 @@ def _main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tickpar-speedup-") as tmp:
         root = Path(args.out_dir or tmp)
         for (workload, shape), cells in sweep.timing_groups.items():
-            cells = [
-                c for c in cells
-                if float(c.params.get("work_us", -1)) in wanted and (c.strategy == BASELINE or c.workers == args.workers)
-            ]  # fmt: skip
+            cells = [c for c in cells if float(c.params.get("work_us", -1)) in wanted]
+            cells = [c for c in cells if c.strategy == BASELINE or c.workers == args.workers]
             if not any(c.strategy != BASELINE for c in cells):
                 continue
             jobs = []
@@ -69,12 +67,9 @@ def _main(argv: list[str] | None = None) -> int:
                 cols = speedup_columns(usable.get(base.key) if base else None, usable[c.key], 2000, 0.95, 1)
                 flags = "exact" if rec.get("timed_exact") else f"NOT exact/{rec['status']}"
                 flags += ", contended" if rec.get("contended") else ""
-                print(
-                    f"  {c.label:<32} speedup {cols['speedup']:.2f} [{cols['speedup_lo']:.2f}, {cols['speedup_hi']:.2f}]"
-                    f"  loop {cols['loop_speedup']:.2f} [{cols['loop_speedup_lo']:.2f}, {cols['loop_speedup_hi']:.2f}]"
-                    f"  ({flags})",
-                    flush=True,
-                )
+                whole = f"{cols['speedup']:.2f} [{cols['speedup_lo']:.2f}, {cols['speedup_hi']:.2f}]"
+                loop = f"{cols['loop_speedup']:.2f} [{cols['loop_speedup_lo']:.2f}, {cols['loop_speedup_hi']:.2f}]"
+                print(f"  {c.label:<32} speedup {whole}  loop {loop}  ({flags})", flush=True)
     return 0
 
 

@@ -148,7 +148,7 @@ def test_shipped_configs_validate(name: str) -> None:
 
 
 def test_full_config_validates() -> None:
-    """The big-machine sweep passes the schema (expanding its ~5,500 cells takes minutes: not here), up to 64 workers."""
+    """The big-machine sweep passes the schema (expanding its ~5,500 cells takes minutes: not here); 64 workers."""
     cfg = yaml.safe_load((REPO_ROOT / "config" / "full.yaml").read_text())
     validate_config(cfg)
     assert max(cfg["workers"]) == 64 and cfg["timing"]["min_cpu_available"] == 0.9  # schema default filled in

@@ -15,6 +15,7 @@ import argparse
 from typing import Any
 
 from tickpar.params import parse_assignments
+from tickpar.plugins import BASELINE
 
 __all__ = ["add_cell_options", "cell_argv", "cell_from_args"]
 
@@ -28,7 +29,7 @@ def add_cell_options(parser: argparse.ArgumentParser, *, short: bool = True) -> 
     group = parser.add_argument_group("cell")
     group.add_argument(*names("--workload", "-w"), required=True, help="workload name (see `tickpar list`)")
     group.add_argument(*names("--param", "-p"), action="append", metavar="K=V", help="workload parameter (repeatable)")
-    group.add_argument(*names("--strategy", "-s"), default="sequential", help="strategy name (default: sequential)")
+    group.add_argument(*names("--strategy", "-s"), default=BASELINE, help=f"strategy name (default: {BASELINE})")
     group.add_argument(*names("--option", "-o"), action="append", metavar="K=V", help="strategy option (repeatable)")
     group.add_argument(*names("--workers", "-n"), type=int, default=1, help="worker count (default 1)")
     group.add_argument("--seed", type=int, default=1, help="run seed (default 1)")

@@ -17,6 +17,7 @@ from tickpar.cellargs import add_cell_options
 from tickpar.cellargs import cell_from_args as _cell_from_args
 from tickpar.oracle import OracleRecord
 from tickpar.params import ParamError, parse_assignments
+from tickpar.plugins import BASELINE
 from tickpar.registry import PluginError, get_registry
 
 __all__ = ["main"]
@@ -178,7 +179,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         if value is not None and not value >= 0:
             raise CLIError(f"{flag} {value} is not allowed: seconds >= 0")
     spec = resolve_cell(
-        args.workload, parse_assignments(args.param, "--param"), "sequential", {}, 1, args.seed, args.order, args.work
+        args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed, args.order, args.work
     ).spec
     workers = bounds.default_workers(args.workers_max)
     dag = bounds.record_dag(spec)

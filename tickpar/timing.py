@@ -63,6 +63,8 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
+from tickpar.oracle import FAILED_RUN
+from tickpar.procgroup import kill_group
 
 __all__ = [
     "MIN_CPU_AVAILABLE",
@@ -78,7 +80,7 @@ __all__ = [
 
 TIMING_FORMAT = "tickpar.timing/2"
 #: Verdicts of the correctness job after which timing is pointless (the run does not finish).
-SKIP_AFTER = ("crash", "timeout", "deadlock")
+SKIP_AFTER = FAILED_RUN
 #: A round is contended when the CPU-availability probe before or after it gives less than this.
 MIN_CPU_AVAILABLE = 0.9
 #: Spin time per core of one CPU-availability probe (seconds); at most _PROBE_TOTAL_S over all cores.
@@ -252,15 +254,6 @@ def summarize(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _tail(text: str, lines: int = 3) -> str:
     rows = [r.strip() for r in text.strip().splitlines() if r.strip()]
     return " | ".join(rows[-lines:])
@@ -396,7 +389,7 @@ def _time_round(
         output, _ = proc.communicate(timeout=timeout)
         timed_out = False
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_group(proc)
         output, _ = proc.communicate()
         timed_out = True
     after = cpu_availability()
