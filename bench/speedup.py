@@ -11,7 +11,8 @@ their 95% intervals come from :func:`tickpar.aggregate.speedup_columns`, as in
 no speedup, as there.  The figures to cite are the pipeline's (``make report``:
 ``results/summary.csv``); this script is for a quick look at a few shapes.
 
-Run:  ``.venv/bin/python bench/speedup.py [--work-us 300,1000] [--rounds 2] [--out-dir DIR]``.
+Run:  ``.venv/bin/python bench/speedup.py [--config F] [--work-us 300,1000] [--out-dir DIR]`` (rounds, values,
+warm-ups and the contention threshold default to the config's ``timing`` settings).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from tickpar.aggregate import speedup_columns, usable_values
 from tickpar.sweep import BASELINE, SweepError, load_config_file, load_sweep
-from tickpar.timing import MIN_CPU_AVAILABLE, TimingJob, measure_cells
+from tickpar.timing import TimingJob, measure_cells
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -31,17 +32,24 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="config/config.yaml", help="sweep whose shapes and cells are timed")
     parser.add_argument("--work-us", default="300,1000", help="comma-separated work_us values to time")
     parser.add_argument("--workers", type=int, default=2, help="worker count of the parallel cells (default 2)")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds (fresh processes) per cell")
-    parser.add_argument("--values", type=int, default=3, help="values per round")
-    parser.add_argument("--warmups", type=int, default=1, help="warm-ups per round")
-    parser.add_argument("--min-cpu-available", type=float, default=MIN_CPU_AVAILABLE, help="contention threshold")
+    for flag, key, what in (
+        ("--rounds", "processes", "interleaved rounds (fresh processes) per cell"),
+        ("--values", "values", "values per round"),
+        ("--warmups", "warmups", "warm-ups per round"),
+        ("--min-cpu-available", "min_cpu_available", "contention threshold"),
+    ):
+        kind = float if key == "min_cpu_available" else int
+        parser.add_argument(flag, type=kind, dest=key, help=f"{what} (default: the config's timing.{key})")
     parser.add_argument("--out-dir", help="keep the timing records here (default: a temporary directory)")
     args = parser.parse_args(argv)
     try:
         wanted = {float(x) for x in args.work_us.split(",")}
-        sweep = load_sweep(load_config_file(args.config), args.config)
+        config = load_config_file(args.config)
+        sweep = load_sweep(config, args.config)
     except (ValueError, OSError, SweepError) as exc:
         parser.error(str(exc))
+    settings = {key: config["timing"][key] if getattr(args, key) is None else getattr(args, key)
+                for key in ("processes", "values", "warmups", "min_cpu_available")}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="tickpar-speedup-") as tmp:
         root = Path(args.out_dir or tmp)
         for (workload, shape), cells in sweep.timing_groups.items():
@@ -55,8 +63,8 @@ def _main(argv: list[str] | None = None) -> int:
                 entry.update(timing_path=str(root / c.timing_path), pyperf_path=str(root / c.pyperf_path))
                 jobs.append(TimingJob.from_entry(entry, golden=False))
             records = measure_cells(
-                jobs, rounds=args.rounds, values=args.values, warmups=args.warmups,
-                min_cpu_available=args.min_cpu_available,
+                jobs, rounds=settings["processes"], values=settings["values"], warmups=settings["warmups"],
+                min_cpu_available=settings["min_cpu_available"],
             )  # fmt: skip
             usable = {c.key: usable_values(r) for c, r in zip(cells, records, strict=True)}
             print(f"{workload}/{shape}:")
