@@ -84,8 +84,8 @@ SKIP_AFTER = FAILED_RUN
 #: A round is contended when the CPU-availability probe before or after it gives less than this.
 MIN_CPU_AVAILABLE = 0.9
 #: Spin time per core of one CPU-availability probe (seconds); at most _PROBE_TOTAL_S over all cores.
-_PROBE_PER_CORE_S = 0.025
-_PROBE_TOTAL_S = 0.4
+_PROBE_PER_CORE_S = 0.05
+_PROBE_TOTAL_S = 0.8
 
 
 # ---------------------------------------------------------------- the pyperf script (worker side)
@@ -210,7 +210,7 @@ def cpu_availability(per_core_s: float = _PROBE_PER_CORE_S, cores: Sequence[int]
     """The share of wall time a busy loop gets on each usable core (1.0: nobody else wants that core).
 
     The calling thread is pinned to each core in turn and spins for ``per_core_s``
-    (shortened so that all cores together take at most 0.4 s); the CPU time it
+    (shortened so that all cores together take at most 0.8 s); the CPU time it
     received over the wall time it spun is that core's availability.  Where the
     platform cannot pin threads, the probe spins unpinned once.  Returns
     ``{"min": ..., "per_core": {core: share}}``.
@@ -367,8 +367,12 @@ def _time_round(
     extra_args: Sequence[str],
     min_cpu_available: float,
     log: Any,
-) -> None:
-    """One fresh pyperf worker process for ``job``: its values join the job's record."""
+    before: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One fresh pyperf worker process for ``job``: its values join the job's record.
+
+    ``before`` is a probe taken just before (the previous run's ``after``: nothing ran in between);
+    returns the probe taken just after."""
     import pyperf
 
     record = job.record
@@ -383,7 +387,7 @@ def _time_round(
     ]  # fmt: skip
     if inherit:
         cmd.append("--inherit-environ=" + ",".join(inherit))
-    before = cpu_availability()
+    before = before or cpu_availability()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         output, _ = proc.communicate(timeout=timeout)
@@ -399,11 +403,11 @@ def _time_round(
     if timed_out:
         job.done = True
         record.update(status="timeout", reason=f"pyperf run exceeded its {timeout:g} s limit (round {round_no})")
-        return
+        return after
     if proc.returncode != 0 or not appended.exists():
         job.done = True
         record.update(status="crash", reason=f"pyperf exited with status {proc.returncode}: {_tail(text)}")
-        return
+        return after
     bench_ = pyperf.BenchmarkSuite.load(str(appended)).get_benchmarks()[0]
     run = bench_.get_runs()[-1]
     vals = [float(v) for v in run.values]
@@ -411,7 +415,7 @@ def _time_round(
     if len(lines) != len(vals):
         job.done = True
         record.update(status="crash", reason=f"round {round_no}: {len(vals)} values but {len(lines)} checked runs")
-        return
+        return after
     load = run.get_metadata().get("load_avg_1min")
     contended = min(before["min"], after["min"]) < min_cpu_available
     record["rounds"].append(
@@ -428,6 +432,7 @@ def _time_round(
         }
     )
     record["warmups"] += [w for _, w in (run.warmups or ())]
+    return after
 
 
 def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, Any]:
@@ -511,17 +516,20 @@ def measure_cells(
     with tempfile.TemporaryDirectory(prefix=".tickpar-timing-", dir=parent) as tmp_name:
         tmp = Path(tmp_name)
         indexed = list(enumerate(jobs))
+        probe: dict[str, Any] | None = None  # the last probe, while nothing has run since
         for round_no in range(rounds):
             shift = round_no % len(indexed) if indexed else 0
             for index, job in indexed[shift:] + indexed[:shift]:  # rotated: no cell always first
                 if job.done:
                     continue
                 try:
-                    _time_round(
+                    probe = _time_round(
                         job, index, round_no, tmp, values=values, warmups=warmups, timeout=timeout,
                         inherit=inherit, extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
+                        before=probe,
                     )  # fmt: skip
                 except Exception as exc:  # a broken golden or pyperf file is this cell's result, not the job's
+                    probe = None
                     job.done = True
                     job.record.update(status="crash", reason=f"{type(exc).__name__}: {exc}")
         return [_finish(job, tmp, index, started) for index, job in enumerate(jobs)]
