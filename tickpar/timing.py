@@ -18,11 +18,11 @@ Two roles, one module:
   as one fresh pyperf worker process with ``warmups`` warm-ups and ``values``
   values, the cells rotated by one place per round, so slow drift of the
   machine hits every cell alike.  Each round's values are added to the cell's
-  pyperf file (``--append``: ``python -m pyperf show`` reads it).  Around each
-  (cell, round) it measures the machine's CPU availability
+  pyperf file (``--append``: ``python -m pyperf show`` reads it).  Between
+  consecutive runs it measures the machine's CPU availability
   (:func:`cpu_availability`: a short spin on each usable core, the fraction of
-  the wall time it actually got); a round below ``min_cpu_available`` before or
-  after is *contended*: its values are flagged in the record and the aggregate
+  the wall time it actually got), so each (cell, round) has a probe just before
+  and just after it; a round below ``min_cpu_available`` on either is *contended*: its values are flagged in the record and the aggregate
   leaves them out of speedups.  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
   limit (a hung strategy, its worker processes and MPI ranks are killed
