@@ -1,7 +1,7 @@
 # tickpar: the sweep. This file only wires; the stages live in rules/*.smk:
 #   common.smk     config -> validated sweep (tickpar/sweep.py), resources, input functions
 #   verify.smk     golden sequential records and correctness jobs (tickpar golden / tickpar check)
-#   bench.smk      timing jobs (tickpar time -> pyperf in fresh processes)
+#   bench.smk      timing: one job per workload shape after every check, interleaved pyperf rounds
 #   aggregate.smk  results/summary.csv (tickpar/aggregate.py)
 #   report.smk     figures, findings, results/report.pdf (tickpar/report.py); HTML via --report
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html

@@ -4,7 +4,7 @@
 rule aggregate:
     input:
         checks=[c.check_path for c in SWEEP.cells],
-        timings=[c.timing_path for c in SWEEP.timed],
+        timings=SWEEP.timing_group_paths,
     output:
         summary=report(
             "results/summary.csv",
