@@ -61,17 +61,19 @@ Bounds (``P`` workers, ``W = sum(ĉ)``)
     program order (its events in sequential order): the ideal optimistic PDES
     with free rollback-free synchronisation.  At most both bounds above.
 ``tick-barrier``
-    Events run in batches separated by barriers.  A batch is one
-    ``(when, priority)`` bin: a maximal run of consecutive events (processing
-    order) with equal ``(when, priority)``, split further by depth when an event
-    of the run schedules another into the same bin (it can only run in a later
-    batch).  Within a batch the events of one component (the lock key) form one
-    serial group; groups are list-scheduled on ``P`` workers longest first
-    (LPT, taking the best of ``P' <= P`` workers: idle workers cost nothing).
-    ``batch time = makespan + o_sync(P)`` (the makespan is at least the
-    largest group), ``total = sum over batches``.  Ignores: intra-batch
-    dependencies other than same-bin children, the cost of forming the batch,
-    and LPT's suboptimality (at most 4/3 of the optimal makespan).
+    Events run in batches separated by barriers, as the strategy runs them
+    (:func:`tick_groups`): a batch is one ``(when, priority)`` bin, popped at
+    once, plus the zero-delay children its events schedule into the running
+    bin (or an earlier priority of the same tick), which run inside the batch
+    in the group that scheduled them.  A group is a component's popped events
+    (the lock key) and their in-batch children, run serially.  Batches with
+    fewer than ``min_parallel`` popped events or a single group, and every
+    batch at ``P = 1``, run the plain loop: their recorded cost, no barrier.
+    Otherwise ``batch time = max(largest group, batch work / P) + o_sync(P)``,
+    below the makespan of any schedule, so the bound is a true upper bound of
+    what the strategy can do (:func:`tick_barrier_time` with
+    ``optimistic=False`` uses LPT list scheduling instead: a prediction).
+    Ignores: the cost of forming the batch and of replaying its insertions.
 ``conservative``
     Components are partitioned into ``k`` logical processes; the lookahead
     ``L`` is the smallest static latency between components of different LPs.
@@ -86,8 +88,11 @@ Bounds (``P`` workers, ``W = sum(ĉ)``)
     ``L = inf`` (no cross-LP coupling) is one window.  Ignores: null messages
     and message costs, load imbalance inside an LP's window beyond its total,
     and that real windows may use per-pair lookahead (it is a global window).
+    With ``o_msg``, each event whose parent ran on another LP adds ``o_msg``
+    to its LP's load.  :func:`null_message_time` is the null-message
+    counterpart: the DAG's longest path with each LP's events chained.
 
-All bounds are ``<= P`` without overheads and non-decreasing in ``P`` when
+Every bound is ``<= P`` without overheads and non-decreasing in ``P`` when
 ``o_sync`` does not grow with ``P`` (``zero`` and ``cxx``); with calibrated
 barrier costs the barrier-bound ones may fall at large ``P``, as measured runs do.
 
@@ -133,13 +138,18 @@ __all__ = [
     "lookahead_of",
     "overheads",
     "record_dag",
+    "crossing",
+    "null_message_time",
+    "tick_barrier_time",
     "tick_batches",
+    "tick_groups",
 ]
 
 DAG_FORMAT = "tickpar.dag/1"
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
 OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
-COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent")
+COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")
+_FLOAT_COLUMNS = ("cost_s", "work_us")
 _SRC_BITS = canonical_source(1, 0).bit_length() - 1  # source key = component << _SRC_BITS | seq
 _SEQ_MASK = (1 << _SRC_BITS) - 1
 
@@ -197,13 +207,15 @@ class Dag:
     @classmethod
     def from_records(
         cls,
-        records: Iterable[tuple[int, int, int, int | None, int, int, float]],
+        records: Iterable[tuple[Any, ...]],
         components: Sequence[str] | int,
         lookahead: Iterable[tuple[int, int, int]] = (),
         meta: dict[str, Any] | None = None,
     ) -> Dag:
         """Build from ``model.dag`` tuples ``(component, when, priority, source, first, last, cost_s)``.
 
+        A tuple may carry two more fields, ``(..., work_us, work_calls)``: the
+        synthetic work the event asked for (see :func:`record_dag`); else 0.
         ``components`` is the list of names, or a count (names ``c0, c1, ...``).
         Parents are reconstructed with :func:`find_parents`.
         """
@@ -216,6 +228,8 @@ class Dag:
         first = np.array([r[4] for r in rows], dtype=np.int64)
         last = np.array([r[5] for r in rows], dtype=np.int64)
         cost = np.array([r[6] for r in rows], dtype=np.float64)
+        work_us = np.array([r[7] if len(r) > 7 else 0.0 for r in rows], dtype=np.float64)
+        work_calls = np.array([r[8] if len(r) > 8 else 0 for r in rows], dtype=np.int64)
         if len(rows) and (comp.min() < 0 or comp.max() >= len(names)):
             raise ValueError(f"component ids must be in [0, {len(names)})")
         if np.any(np.diff(when) < 0):
@@ -231,6 +245,8 @@ class Dag:
                 "last": last,
                 "cost_s": cost,
                 "parent": parent,
+                "work_us": work_us,
+                "work_calls": work_calls,
             }
         )
         return cls(events, names, [(int(s), int(d), int(lat)) for s, d, lat in lookahead], dict(meta or {}))
@@ -243,6 +259,18 @@ class Dag:
     def t1_s(self) -> float:
         """Sequential work: the sum of the recorded event costs."""
         return float(self.events["cost_s"].sum())
+
+    def with_work(self, per_call_s: float, per_us_s: float) -> Dag:
+        """This DAG with each event's requested synthetic work added to ``cost_s``.
+
+        A DAG recorded with ``work=none`` holds the engine's and the handlers'
+        cost alone; ``per_call_s + per_us_s * work_us`` per call is what the
+        work model charges (calibrated once, :mod:`tickpar.prediction`), so one
+        recording serves every ``work_us`` of a shape family.
+        """
+        events = self.events.copy()
+        events["cost_s"] = events["cost_s"] + events["work_calls"] * per_call_s + events["work_us"] * per_us_s
+        return Dag(events, list(self.components), list(self.lookahead), dict(self.meta))
 
     def roots(self) -> int:
         """Events with no parent (scheduled by ``init()`` or inside a direct call)."""
@@ -264,7 +292,7 @@ class Dag:
             raise ValueError(f"not a {DAG_FORMAT} record (format {data.get('format')!r})")
         cols = data["events"]
         events = pd.DataFrame(
-            {c: np.asarray(cols[c], dtype=np.float64 if c == "cost_s" else np.int64) for c in COLUMNS}
+            {c: np.asarray(cols[c], dtype=np.float64 if c in _FLOAT_COLUMNS else np.int64) for c in COLUMNS}
         )
         return cls(events, list(data["components"]), [tuple(t) for t in data["lookahead"]], dict(data["meta"]))
 
@@ -276,9 +304,49 @@ class Dag:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-def record_dag(spec: RunSpec) -> Dag:
-    """Run ``spec`` sequentially with DAG recording and return its :class:`Dag`."""
-    model = spec.build_model(record_dag=True)
+class _WorkMeter:
+    """Stands in for every component's ``work(us)``: counts what each event asks for, spends nothing."""
+
+    def __init__(self) -> None:
+        self.us = 0.0
+        self.calls = 0
+
+    def __call__(self, us: float) -> None:
+        self.us += us
+        self.calls += 1
+
+    def take(self) -> tuple[float, int]:
+        taken = (self.us, self.calls)
+        self.us, self.calls = 0.0, 0
+        return taken
+
+
+class _MeteredRows(list):  # type: ignore[type-arg]
+    """``model.dag`` that appends the work the event asked for to each row (read when the row lands)."""
+
+    def __init__(self, meter: _WorkMeter) -> None:
+        super().__init__()
+        self.meter = meter
+
+    def append(self, row: tuple[Any, ...]) -> None:
+        super().append((*row, *self.meter.take()))
+
+
+def record_dag(spec: RunSpec, meter_work: bool = False) -> Dag:
+    """Run ``spec`` sequentially with DAG recording and return its :class:`Dag`.
+
+    ``meter_work``: spend no synthetic work; record instead, per event, the
+    ``work_us`` it asked for and how many ``work()`` calls (columns
+    ``work_us``, ``work_calls``; ``cost_s`` is then the engine and handler cost
+    alone, see :meth:`Dag.with_work`).  Without it the spec's work mode runs
+    and is part of ``cost_s``.
+    """
+    model = spec.build_model(record_dag=True, work="none" if meter_work else None)
+    if meter_work:
+        meter = _WorkMeter()
+        for comp in model.components:
+            comp.work = meter
+        model.dag = _MeteredRows(meter)
     queue = EventQueue("main", order=spec.order)
     model.bind(queue)
     model.start()
@@ -287,23 +355,28 @@ def record_dag(spec: RunSpec) -> Dag:
     queue.run()
     wall = time.perf_counter() - started
     assert model.dag is not None
-    meta = {"spec": spec.to_dict(), "end_tick": model.end_tick, "wall_s": wall}
+    meta = {"spec": spec.to_dict(), "end_tick": model.end_tick, "wall_s": wall, "work_metered": meter_work}
     return Dag.from_records(model.dag, [c.name for c in model.components], model.lookahead_graph(), meta)
 
 
 # -- overheads -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Overheads:
-    """Per-event cost ``o_event`` and per-synchronisation cost ``o_sync`` (seconds).
+    """Per-event cost ``o_event``, per-synchronisation cost ``o_sync`` and per-message cost ``o_msg`` (seconds).
 
-    ``o_sync`` is one number, or a table by worker count (calibrated).
+    ``o_sync`` is one number, or a table by worker count (calibrated), or a
+    function of the worker count (a fitted model, :mod:`tickpar.prediction`).
+    ``o_msg`` is paid by the receiving LP for each event that crosses LPs.
     """
 
     name: str
     o_event: float = 0.0
-    o_sync: float | dict[int, float] = 0.0
+    o_sync: float | dict[int, float] | Callable[[int], float] = 0.0
+    o_msg: float = 0.0
 
     def sync(self, workers: int) -> float:
+        if callable(self.o_sync):
+            return float(self.o_sync(workers))
         if isinstance(self.o_sync, dict):
             if workers in self.o_sync:
                 return self.o_sync[workers]
@@ -429,27 +502,93 @@ def critical_path(dag: Dag, o_event: float = 0.0, component_order: bool = False)
     return best
 
 
-def tick_batches(dag: Dag) -> np.ndarray:
-    """Batch number of every event under tick-barrier execution (see the module docstring)."""
+def tick_groups(dag: Dag) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(batch, group, popped)`` of every event under tick-barrier execution.
+
+    A batch starts at an event whose ``(when, priority)`` key ``K`` is above
+    the running batch's key and holds every following event with key ``<= K``:
+    the bin's events, popped when the batch starts, and the zero-delay children
+    they schedule into the running bin or an earlier priority of the same tick,
+    which the strategy runs inside the batch, in the group that scheduled them.
+    ``group``: the component for a popped event (``lock_key=component``), the
+    parent's group for an in-batch child.  ``popped``: whether it was popped
+    when the batch started (the strategy's ``min_parallel`` counts these).
+    """
     ev = dag.events
     n = len(ev)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    when = ev["when"].to_numpy()
-    prio = ev["priority"].to_numpy()
-    new_run = np.ones(n, dtype=bool)
-    new_run[1:] = (when[1:] != when[:-1]) | (prio[1:] != prio[:-1])
-    run = np.cumsum(new_run) - 1
-    run_start = np.flatnonzero(new_run)[run].tolist()
+    batch = [0] * n
+    group = [0] * n
+    popped = [True] * n
+    when = ev["when"].tolist()
+    prio = ev["priority"].tolist()
     parent = ev["parent"].tolist()
-    depth = [0] * n
+    comp = ev["component"].tolist()
+    b = -1
+    key: tuple[int, int] | None = None
+    start = 0
     for i in range(n):
+        k = (when[i], prio[i])
+        if key is None or k > key:
+            b, key, start = b + 1, k, i
+        batch[i] = b
         p = parent[i]
-        if p >= run_start[i]:
-            depth[i] = depth[p] + 1
-    keys = run.astype(np.int64) * (n + 1) + np.asarray(depth, dtype=np.int64)
-    _, batch = np.unique(keys, return_inverse=True)
-    return batch.astype(np.int64)
+        if p >= start:
+            group[i] = group[p]
+            popped[i] = False
+        else:
+            group[i] = comp[i]
+    return np.asarray(batch, dtype=np.int64), np.asarray(group, dtype=np.int64), np.asarray(popped, dtype=bool)
+
+
+def tick_batches(dag: Dag) -> np.ndarray:
+    """Batch number of every event under tick-barrier execution (see :func:`tick_groups`)."""
+    return tick_groups(dag)[0]
+
+
+def tick_barrier_time(
+    dag: Dag,
+    cost: np.ndarray,
+    workers: Sequence[int],
+    costs: Overheads,
+    min_parallel: int = 2,
+    optimistic: bool = True,
+) -> dict[int, tuple[float, int]]:
+    """``{P: (time, barriers)}`` of the tick-barrier strategy on ``dag`` (costs ``cost`` incl. ``o_event``).
+
+    As the strategy: a batch with fewer than ``min_parallel`` popped events,
+    with one group, or any batch at ``P = 1`` runs the plain loop (the recorded
+    ``cost_s``, no ``o_event``, no barrier); else its groups run in parallel
+    and a barrier ``o_sync(P)`` ends it.  ``optimistic``: the batch makespan is
+    ``max(largest group, batch work / P)``, below any schedule's (an upper
+    bound on speedup); else LPT list scheduling on the best ``P' <= P``
+    workers (a prediction: a shared counter hands out groups greedily).
+    """
+    ps = sorted({int(p) for p in workers})
+    out = {p: (0.0, 0) for p in ps}
+    if len(dag) == 0:
+        return out
+    batch, group, popped = tick_groups(dag)
+    base = dag.events["cost_s"].to_numpy(dtype=np.float64)
+    frame = pd.DataFrame({"b": batch, "g": group, "c": cost})
+    sums = frame.groupby(["b", "g"], sort=True)["c"].sum()
+    jobs: list[list[float]] = [[] for _ in range(int(batch[-1]) + 1)]
+    for (b, _g), v in zip(sums.index.tolist(), sums.tolist(), strict=True):
+        jobs[b].append(v)
+    serial = np.bincount(batch, weights=base).tolist()
+    pops = np.bincount(batch, weights=popped.astype(np.float64)).tolist()
+    parallel = [i for i, g in enumerate(jobs) if len(g) > 1 and pops[i] >= min_parallel]
+    serial_total = sum(serial) - sum(serial[i] for i in parallel)
+    lpt = {} if optimistic else _batched_makespans([jobs[i] for i in parallel], ps)
+    for p in ps:
+        if p == 1:
+            out[p] = (float(sum(serial)), 0)
+            continue
+        if optimistic:
+            span = sum(max(max(jobs[i]), sum(jobs[i]) / p) for i in parallel)
+        else:
+            span = lpt[p]
+        out[p] = (serial_total + span + len(parallel) * costs.sync(p), len(parallel))
+    return out
 
 
 def _lpt(jobs: list[float], workers: int) -> float:
@@ -549,8 +688,45 @@ def _windows(when: np.ndarray, lookahead: int | None) -> np.ndarray:
     return np.cumsum(win)
 
 
+def crossing(dag: Dag, lp_of: np.ndarray) -> np.ndarray:
+    """1.0 for each event whose parent ran on another LP (a message), else 0.0 (``lp_of``: LP per event)."""
+    parent = dag.events["parent"].to_numpy()
+    has = parent >= 0
+    out = np.zeros(len(parent), dtype=np.float64)
+    out[has] = (lp_of[parent[has]] != lp_of[has]).astype(np.float64)
+    return out
+
+
+def null_message_time(dag: Dag, partition: Sequence[int], cost: np.ndarray, o_msg: float = 0.0) -> float:
+    """Chandy-Misra-Bryant with free null messages: the longest path through the DAG plus each LP's order.
+
+    An LP runs its events one at a time, in time order, and an event waits for
+    its parent (plus ``o_msg`` when the parent ran on another LP).  The real
+    protocol also waits for its input channels' promises, so this is a lower
+    bound on its time (an upper bound on its speedup).
+    """
+    lp_of = np.asarray(partition, dtype=np.int64)[dag.events["component"].to_numpy()]
+    msg = (o_msg * crossing(dag, lp_of)).tolist()
+    parent = dag.events["parent"].tolist()
+    lps = lp_of.tolist()
+    finish = [0.0] * len(parent)
+    lp_finish: dict[int, float] = {}
+    best = 0.0
+    for i, c in enumerate(cost.tolist()):
+        p = parent[i]
+        start = max(finish[p] + msg[i] if p >= 0 else 0.0, lp_finish.get(lps[i], 0.0))
+        f = finish[i] = start + c
+        lp_finish[lps[i]] = f
+        best = max(best, f)
+    return best
+
+
 def _conservative_work(
-    dag: Dag, partition: Sequence[int], cost: np.ndarray, cache: dict[int | None, np.ndarray] | None = None
+    dag: Dag,
+    partition: Sequence[int],
+    cost: np.ndarray,
+    cache: dict[int | None, np.ndarray] | None = None,
+    o_msg: float = 0.0,
 ) -> tuple[float, int, int | None]:
     """(sum over windows of the largest LP load, windows, lookahead) for one partition."""
     if len(partition) != len(dag.components):
@@ -559,6 +735,8 @@ def _conservative_work(
         return 0.0, 0, lookahead_of(dag, partition)
     lp_of = np.asarray(partition, dtype=np.int64)[dag.events["component"].to_numpy()]
     lookahead = lookahead_of(dag, partition)
+    if o_msg:
+        cost = cost + o_msg * crossing(dag, lp_of)
     if lookahead == 0:
         groups = _group_sums(tick_batches(dag), lp_of, cost)
         return sum(max(g) for g in groups), len(groups), 0
@@ -579,8 +757,11 @@ def bounds(
     costs: Overheads | None = None,
     partition: Callable[[int], Sequence[int]] | None = None,
     which: Sequence[str] = BOUNDS,
+    min_parallel: int = 2,
 ) -> pd.DataFrame:
     """The tidy bounds table for ``dag`` (see the module docstring for every formula).
+
+    ``min_parallel``: the tick-barrier strategy's option of that name.
 
     ``partition(P)`` (optional) gives the LP of every component for the
     conservative bound with ``P`` workers (at most ``P`` LPs); by default the
@@ -634,12 +815,10 @@ def bounds(
         for p in ps:
             add("causal", p, max(work / p, cp), 0, {"critical_path_s": cp})
     if "tick-barrier" in which:
-        groups = _group_sums(tick_batches(dag), dag.events["component"].to_numpy(), cost)
-        spans = _batched_makespans(groups, ps)
-        nb = len(groups)
-        for p in ps:
-            sync = costs.sync(p)
-            add("tick-barrier", p, spans[p] + nb * sync, nb, {"batches": nb, "events_per_batch": len(dag) / nb}, sync)
+        nb = int(tick_batches(dag)[-1]) + 1
+        for p, (time_s, barriers) in tick_barrier_time(dag, cost, ps, costs, min_parallel).items():
+            params = {"batches": nb, "events_per_batch": len(dag) / nb, "barriers": barriers}
+            add("tick-barrier", p, time_s, barriers, params, costs.sync(p))
     if "conservative" in which:
         candidates: list[tuple[int, float, int, int | None]] = []  # (LPs, work, windows, lookahead)
         windows: dict[int | None, np.ndarray] = {}
@@ -647,13 +826,13 @@ def bounds(
             sync = costs.sync(p)
             if partition is None:
                 part = balanced_partition(dag, p, o_event)
-                candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows)))
+                candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg)))
                 pool = candidates
             else:
                 part = list(partition(p))
                 if len(set(part)) > p:
                     raise ValueError(f"partition for {p} workers has {len(set(part))} LPs: at most {p}")
-                pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows))]
+                pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg))]
             lps, span, nwin, look = min(pool, key=lambda c: (c[1] + c[2] * sync, c[0]))
             params = {"lps": lps, "lookahead": look, "windows": nwin, "events_per_window": len(dag) / max(nwin, 1)}
             add("conservative", p, span + nwin * sync, nwin, params, sync)
