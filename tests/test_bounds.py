@@ -22,9 +22,9 @@ from tickpar.bounds import (
     calibrate_event_cost,
     critical_path,
     default_workers,
+    null_message_time,
     overheads,
     record_dag,
-    null_message_time,
     tick_barrier_time,
     tick_batches,
     tick_groups,
@@ -130,7 +130,7 @@ def test_tick_barrier_batch_of_one_component_is_serial() -> None:
 
 
 def test_tick_barrier_same_bin_child_runs_in_batch_in_its_parents_group() -> None:
-    """A zero-delay child into the running bin runs inside the batch, serially after its parent, as the strategy does."""
+    """A zero-delay child into the running bin runs inside the batch, after its parent, as the strategy runs it."""
     dag = _dag([(0, 4, 1.0, None), (1, 4, 1.0, 0), (2, 4, 1.0, None)], 3)
     batch, group, popped = tick_groups(dag)
     assert batch.tolist() == [0, 0, 0]
@@ -143,7 +143,7 @@ def test_tick_barrier_same_bin_child_runs_in_batch_in_its_parents_group() -> Non
 
 
 def test_tick_barrier_child_at_an_earlier_priority_stays_in_the_batch() -> None:
-    """A child at a lower priority of the same tick runs before the rest of the bin: same batch; the next bin does not."""
+    """A child at an earlier priority of the same tick runs before the rest of the bin: same batch."""
     dag = _dag([(0, 4, 1.0, None), (0, 4, 1.0, 0), (1, 4, 1.0, None), (1, 5, 1.0, None)], 2, priorities=[50, 0, 50, 0])
     assert tick_batches(dag).tolist() == [0, 0, 0, 1]
 
