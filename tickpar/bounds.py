@@ -143,6 +143,7 @@ __all__ = [
     "tick_barrier_time",
     "tick_batches",
     "tick_groups",
+    "window_time",
 ]
 
 DAG_FORMAT = "tickpar.dag/1"
@@ -748,6 +749,13 @@ def _conservative_work(
     nwin = int(win[-1]) + 1
     loads = np.bincount(win * k + lp_of, weights=cost, minlength=nwin * k).reshape(nwin, k)
     return float(loads.max(axis=1).sum()), nwin, lookahead
+
+
+def window_time(
+    dag: Dag, partition: Sequence[int], cost: np.ndarray, o_msg: float = 0.0
+) -> tuple[float, int, int | None]:
+    """``(sum over windows of the busiest LP's load, windows, lookahead)``: the window bound without sync costs."""
+    return _conservative_work(dag, partition, cost, None, o_msg)
 
 
 # -- the table -------------------------------------------------------------------------------------
