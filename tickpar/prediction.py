@@ -516,3 +516,79 @@ def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.D
     rows["measured_speedup"] = rows["measured"]
     rows["rel_error"] = (rows["predicted_speedup"] - rows["measured_speedup"]) / rows["measured_speedup"]
     return rows[list(PREDICTION_COLUMNS)].reset_index(drop=True)
+
+
+# -- command line (the pipeline's rules/bounds.smk) ---------------------------------------------------
+def _write_json(path: str | Path, data: Mapping[str, Any]) -> None:
+    import os
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=float))
+    os.replace(tmp, path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tickpar.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
+    import argparse
+    import sys
+
+    from tickpar.params import ParamError, parse_assignments
+    from tickpar.plugins import PluginError
+    from tickpar.runner import resolve_cell
+
+    parser = argparse.ArgumentParser(prog="python -m tickpar.prediction", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    cal = sub.add_parser("calibrate", help="measure the 'here' preset's costs once per sweep")
+    cal.add_argument("--cores", type=int, default=None, help="largest P to measure sync at (default: usable cores)")
+    cal.add_argument("--out", required=True)
+    shape = sub.add_parser("shape", help="one shape's DAG -> ideal, bound and predicted speedups")
+    shape.add_argument("--workload", "-w", required=True)
+    shape.add_argument("--shape", required=True, help="the shape's name in the sweep")
+    shape.add_argument("--param", "-p", action="append", metavar="K=V")
+    shape.add_argument("--seed", type=int, default=1)
+    shape.add_argument("--cells", required=True, help="JSON list of {strategy, variant, options, order, work}")
+    shape.add_argument("--workers", default=",".join(map(str, PREDICT_WORKERS)), help="comma-separated P values")
+    shape.add_argument("--calibration", required=True, help="the calibrate command's JSON")
+    shape.add_argument("--out", required=True)
+    table = sub.add_parser("table", help="summary.csv + shape records -> prediction.csv")
+    table.add_argument("summary")
+    table.add_argument("shapes", nargs="*")
+    table.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "calibrate":
+            _write_json(args.out, calibrate(args.cores))
+        elif args.command == "shape":
+            try:
+                cells = json.loads(args.cells)
+                workers = [int(p) for p in args.workers.split(",")]
+            except ValueError as exc:
+                raise ValueError(f"--cells/--workers: {exc}") from None
+            if not isinstance(cells, list) or any(not isinstance(c, dict) for c in cells) or min(workers) < 1:
+                raise ValueError("--cells: a JSON list of objects; --workers: ints >= 1")
+            calibration = json.loads(Path(args.calibration).read_text())
+            spec = resolve_cell(
+                args.workload, parse_assignments(args.param, "--param"), "sequential", {}, 1, args.seed
+            ).spec
+            try:
+                record = shape_bounds(args.workload, args.shape, spec, cells, calibration, workers)
+            except Exception as exc:  # recorded, like a crashed cell: the sweep goes on without this shape's bounds
+                record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
+                          "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip
+                print(f"tickpar.prediction: {args.workload}/{args.shape}: {record['error']}", file=sys.stderr)
+            _write_json(args.out, record)
+        else:
+            summary = pd.read_csv(args.summary) if Path(args.summary).exists() else pd.DataFrame()
+            out = prediction_table(summary, args.shapes)
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            out.to_csv(args.out, index=False)
+    except (ValueError, OSError, ParamError, PluginError) as exc:
+        print(f"tickpar.prediction: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
