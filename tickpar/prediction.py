@@ -75,6 +75,7 @@ from tickpar.plugins import RunSpec
 __all__ = [
     "BACKENDS",
     "CXX",
+    "MODELLED",
     "PREDICTION_COLUMNS",
     "PREDICT_WORKERS",
     "PRESETS",
@@ -90,6 +91,8 @@ __all__ = [
 ]
 
 PRESETS = ("here", "cxx")
+#: Strategies with a structural model (:func:`strategy_time`); others get no bound (their cells: NaN).
+MODELLED = ("sequential", "split", "tick-barrier", "conservative")
 PREDICT_WORKERS = (1, 2, 4, 8, 16, 32, 64)
 BACKENDS = ("threads", "processes", "mpi")
 PREDICTION_COLUMNS = (
@@ -383,6 +386,7 @@ def shape_bounds(
     ideal: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, str]] = set()
+    unmodelled: list[str] = []
     for cell in cells:
         key = (str(cell["strategy"]), str(cell["variant"]), str(cell["order"]), str(cell["work"]))
         if key in seen:
@@ -399,6 +403,9 @@ def shape_bounds(
                 ideal.append({"order": order, "work": work_mode, "workers": p,
                               "ideal_speedup": min(float(p), t1 / cp) if cp > 0 else float(p)})  # fmt: skip
         dag = dags[order]
+        if key[0] not in MODELLED:
+            unmodelled.append(key[0])
+            continue
         backend = _backend(key[0], cell.get("options") or {})
         for name in PRESETS:
             costs = preset(name, backend, work_mode, calibration)
@@ -433,6 +440,7 @@ def shape_bounds(
         "calibration": dict(calibration),
         "ideal": ideal,
         "rows": rows,
+        "unmodelled": sorted(set(unmodelled)),
     }
 
 
@@ -535,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     from tickpar.params import ParamError, parse_assignments
-    from tickpar.plugins import PluginError
+    from tickpar.registry import PluginError
     from tickpar.runner import resolve_cell
 
     parser = argparse.ArgumentParser(prog="python -m tickpar.prediction", description=__doc__.splitlines()[0])

@@ -298,6 +298,10 @@ def fig_scaling(
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_xticks(workers, [str(w) for w in workers])
+        values = pd.concat([sub["predicted_speedup"], sub["measured_speedup"]]).dropna()
+        lo = 2.0 ** math.floor(math.log2(max(values.min(), 1 / 64))) if not values.empty else 0.5
+        ticks = [2.0**k for k in range(int(math.log2(lo)), 7)]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
         ax.minorticks_off()
         ax.set_title(f"{workload}/{shape}", fontsize=9)
         ax.set_xlabel("workers")
@@ -365,6 +369,8 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         ]
         if not math.isnan(best["bound"]):
             parts.append(f"{best['of_bound']:.0%} of its bound {best['bound']:.2f}x")
+            if lo > best["bound"]:
+                parts.append("ABOVE its bound with the whole interval: a noisy baseline or a wrong bound, check it")
         workload, family = fam.split("/", 1)
         bp = pts[(pts["workload"] == workload) & (pts["family"] == family) & (pts["label"] == label)]
         if len(bp) >= 2:
