@@ -1,27 +1,39 @@
 """The report: captioned seaborn figures, findings computed from the data, an environment page, and a PDF.
 
 Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.aggregate`) and
-nothing else, so a report can be rebuilt from the table alone::
+``results/prediction.csv`` (:mod:`tickpar.prediction`), so a report can be
+rebuilt from the tables alone::
 
-    python -m tickpar.report results/summary.csv --outdir results/report --pdf results/report.pdf
+    python -m tickpar.report results/summary.csv --prediction results/prediction.csv \
+        --outdir results/report --pdf results/report.pdf
 
-Figures (one file each, for Snakemake's HTML report, and one page each in the PDF):
+The pages are :data:`PAGES`, in PDF order; figure pages are also written one
+file each, for Snakemake's HTML report:
 
-* ``speedup``: speedup vs workers per workload shape, one line per strategy/variant,
-  the ideal line y = workers; error bars span the seeds' bootstrap intervals; an x
-  marks a point whose run was not exact.
-* ``efficiency``: speedup / workers, ideal 1.
-* ``correctness``: strategy/variant x (workload shape, workers) -> the worst verdict
-  over seeds, as a coloured grid; ``!`` marks a verdict the strategy did not promise,
-  ``*`` a cell whose seeds disagree.
-* ``time_per_event``: mean seconds per event (µs), per strategy and worker count.
-* ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost.
-* ``breakeven``: speedup at the largest timed worker count against the work per event
-  (the ``granularity_param``, ``work_us`` by default); where a line crosses 1 the
-  strategy breaks even.
+* ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
+  computed from the tables, none written by hand;
+* ``environment``: CPU, cores, Python, GIL, work model, versions;
+* ``correctness``: strategy/variant x (workload shape, workers) -> the worst
+  verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
+  did not promise, ``*`` a cell whose seeds disagree;
+* ``speedup``: speedup vs workers per workload shape, one line per
+  strategy/variant, with the bound lines (:mod:`tickpar.report_speed`);
+* ``efficiency``: speedup / workers;
+* ``breakeven``: speedup at the largest timed worker count against the work per
+  event on a log axis; where a line crosses 1 the strategy breaks even;
+* ``scaling``: predicted speedup for P = 1 ... 64, presets ``here`` and
+  ``cxx``, with the measured points on top;
+* ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
+* ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
 
-The findings are sentences computed from the table (which strategies were exact,
-the best speedup and where, break-even granularity, overheads); none is written by hand.
+**Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
+list of figures for a multi-page table) and one :class:`Page` entry in
+:data:`PAGES` (``figure=False`` for a PDF-only page).  A figure page also needs
+its output: a ``REPORT_OUTPUTS`` entry in ``rules/common.smk``, a ``report(...)``
+output of ``report_files`` in ``rules/report.smk`` and its caption
+``report/{name}.rst``.  Put a family of pages in its own module, as
+:mod:`tickpar.report_speed` does for the speedup study.
 """
 
 from __future__ import annotations
