@@ -10,13 +10,15 @@ seconds:
     engine cost per event: the recorded ``cost_s``; synthetic work: the work
     model's ``per_call_s + per_us_s * us``, fitted from timed calls;
     ``o_event``: the sequential engine's own per-event cost with no work;
-    sync per batch/window ``o_sync(P) = a + b * log2(P)``, fitted (least
-    squares, ``b >= 0``) to barrier rounds measured at ``P <= cores`` only, never
-    oversubscribed, and extrapolated beyond: ``threading.Barrier(P)`` for
-    threads, a ``multiprocessing`` barrier of ``P`` forked processes for
-    processes, and the processes figure for MPI (no ``mpiexec`` during
-    calibration; MPICH's spinning barrier is faster, so the MPI bound is
-    loose); ``o_msg`` per cross-LP event: a locked deque hand-off (threads) or a
+    sync per batch/window ``o_sync(P) = a + b * log2(P)`` (0 at ``P = 1``),
+    fitted (least squares, ``b >= 0``) to window exchanges measured at
+    ``2 <= P <= cores`` only, never oversubscribed, and extrapolated beyond:
+    each of ``P`` LPs sends a packet to every other and waits for theirs, over
+    the strategy's own transports (:class:`tickpar.lp.ThreadTransport` between
+    threads, :class:`tickpar.lp.SocketTransport` between forked processes);
+    MPI takes the processes figure (no ``mpiexec`` during calibration; MPICH's
+    spinning exchange is faster, so an MPI run may beat its "bound"); a tick-barrier
+    batch is charged the threads exchange; ``o_msg`` per cross-LP event: a locked deque hand-off (threads) or a
     pickle round trip of a message tuple (processes, MPI).  With a threads
     backend the GIL serialises everything but GIL-releasing work, so a
     threads run also takes at least the sum of the engine costs plus
@@ -62,7 +64,6 @@ from tickpar.bounds import (
     Dag,
     Overheads,
     balanced_partition,
-    calibrate_barrier,
     calibrate_event_cost,
     critical_path,
     null_message_time,
@@ -188,7 +189,7 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     if calibration is None:
         raise ValueError("preset 'here' needs a calibration (tickpar.prediction.calibrate)")
     a, b = calibration["sync_model"][backend]
-    sync = _sync_fn(a, b, one_free=backend != "threads")
+    sync = _sync_fn(a, b, one_free=True)
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
     per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
     return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads")
@@ -215,28 +216,71 @@ def _work_cost(mode: str) -> tuple[float, float]:
     return max(0.0, took[0] - per_us * sizes[0]), per_us
 
 
-def _process_barrier_worker(barrier: Any, rounds: int) -> None:
-    for _ in range(rounds + 1):
-        barrier.wait()
-
-
-def _process_barrier(workers: int, rounds: int = 40) -> float:
-    """Seconds per round of a ``multiprocessing`` barrier between ``workers`` forked processes."""
-    ctx = mp.get_context("fork")
-    barrier = ctx.Barrier(workers)
-    procs = [
-        ctx.Process(target=_process_barrier_worker, args=(barrier, rounds), daemon=True) for _ in range(workers - 1)
-    ]
-    for proc in procs:
-        proc.start()
-    barrier.wait()
+def _exchange_rounds(transport: Any, peers: Sequence[int], rounds: int) -> float:
+    """``rounds`` window exchanges as an LP makes them: a packet to every peer, then one from every peer."""
+    packet = ("data", [], 12345)
     started = time.perf_counter()
     for _ in range(rounds):
-        barrier.wait()
-    elapsed = time.perf_counter() - started
+        for p in peers:
+            transport.send(p, packet)
+        for _ in peers:
+            transport.recv(10.0)
+    return (time.perf_counter() - started) / rounds
+
+
+def _thread_exchange(workers: int, rounds: int = 60) -> float:
+    """Seconds per window exchange between ``workers`` LP threads over :class:`tickpar.lp.ThreadTransport`."""
+    from tickpar.lp import ThreadTransport
+
+    if workers < 2:
+        return 0.0
+    group = ThreadTransport.group(workers)
+    peers = [[q for q in range(workers) if q != p] for p in range(workers)]
+    threads = [
+        threading.Thread(target=_exchange_rounds, args=(group[p], peers[p], rounds + 1), daemon=True)
+        for p in range(1, workers)
+    ]
+    for t in threads:
+        t.start()
+    _exchange_rounds(group[0], peers[0], 1)  # everyone started
+    took = _exchange_rounds(group[0], peers[0], rounds)
+    for t in threads:
+        t.join(10)
+    return took
+
+
+def _socket_lp(index: int, socks: dict[int, Any], rounds: int) -> None:
+    from tickpar.lp import SocketTransport
+
+    _exchange_rounds(SocketTransport(index, socks), sorted(socks), rounds)
+
+
+def _process_exchange(workers: int, rounds: int = 60) -> float:
+    """Seconds per window exchange between ``workers`` forked LPs over :class:`tickpar.lp.SocketTransport`
+    (socket pairs, as ``conservative backend=processes`` wires them)."""
+    import socket
+
+    from tickpar.lp import SocketTransport
+
+    if workers < 2:
+        return 0.0
+    pairs = {(i, j): socket.socketpair() for i in range(workers) for j in range(i + 1, workers)}
+    socks: list[dict[int, Any]] = [{} for _ in range(workers)]
+    for (a, b), (sa, sb) in pairs.items():
+        socks[a][b], socks[b][a] = sa, sb
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_socket_lp, args=(p, socks[p], rounds + 1), daemon=True) for p in range(1, workers)]
+    for proc in procs:
+        proc.start()
+    mine = SocketTransport(0, socks[0])
+    _exchange_rounds(mine, sorted(socks[0]), 1)
+    took = _exchange_rounds(mine, sorted(socks[0]), rounds)
     for proc in procs:
         proc.join(10)
-    return elapsed / rounds
+    for sa, sb in pairs.values():
+        sa.close()
+        sb.close()
+    return took
 
 
 def _threads_message(n: int = 20_000) -> float:
@@ -273,8 +317,9 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
 
     cores = cores or len(os.sched_getaffinity(0))
     cores = max(1, int(cores))
-    threads = {p: min(calibrate_barrier(p) for _ in range(3)) for p in range(1, cores + 1)}
-    procs = {p: min(_process_barrier(p) for _ in range(2)) for p in range(2, cores + 1)} or {1: 0.0}
+    # Processes first: never fork while measuring threads are alive.
+    procs = {p: min(_process_exchange(p) for _ in range(3)) for p in range(2, cores + 1)} or {1: 0.0}
+    threads = {p: min(_thread_exchange(p) for _ in range(3)) for p in range(2, cores + 1)} or {1: 0.0}
     process_model = fit_sync(procs)
     msg_threads = min(_threads_message() for _ in range(3))
     msg_pickled = min(_pickled_message() for _ in range(3))
