@@ -171,3 +171,18 @@ def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pyte
     assert main([*base, "--cells", "[]", "-p", "end_tick=300"]) == 0
     assert json.loads((tmp_path / "o.json").read_text())["rows"] == []
     assert np.isfinite(json.loads((tmp_path / "o.json").read_text())["seconds"])
+
+
+def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
+    """One calibration: positive per-event, per-message and window-exchange costs; a preset per backend from it."""
+    from tickpar.prediction import calibrate
+
+    cal = calibrate(cores=2, work_modes=("gil-release",))
+    assert cal["o_event_s"] > 0 and set(cal["o_msg_s"]) == {"threads", "processes", "mpi"}
+    assert all(v > 0 for v in cal["sync_measured"]["processes"].values())
+    assert all(v > 0 for v in cal["sync_measured"]["threads"].values())
+    per_call, per_us = cal["work"]["gil-release"]
+    assert per_us > 0 and per_call >= 0
+    for backend in ("threads", "processes", "mpi"):
+        costs = preset("here", backend, "gil-release", json.loads(json.dumps(cal)))
+        assert costs.overheads.sync(1) == 0.0 and costs.overheads.sync(64) >= costs.overheads.sync(2) > 0
