@@ -37,7 +37,8 @@ as there is overhead, and every bound with overheads is at most the same bound
 without them.  :class:`Overheads` comes as presets (:func:`overheads`):
 
 * ``zero``: ``o_event = o_sync = 0``: the DAG's own limits.
-* ``cxx``: C++-like costs, to predict gem5: 50 ns per event, 1 µs per barrier.
+* ``cxx``: gem5-like C++ costs (:data:`CXX`, each figure with its source):
+  25 ns per event, ``2 + 0.5 log2 P`` µs per synchronisation, 125 ns per message.
 * ``calibrated``: measured in this process: ``o_event`` is the sequential
   engine's own per-event cost with no work (a component rescheduling one event,
   through the real :class:`~tickpar.model.Model` and queue), i.e. a parallel
@@ -106,6 +107,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import threading
 import time
 from bisect import bisect_left
@@ -123,6 +125,7 @@ from tickpar.simloop import schedule_limit
 
 __all__ = [
     "BOUNDS",
+    "CXX",
     "DAG_FORMAT",
     "OVERHEAD_PRESETS",
     "Dag",
@@ -134,6 +137,7 @@ __all__ = [
     "component_costs",
     "critical_path",
     "crossing",
+    "cxx_overheads",
     "default_workers",
     "find_parents",
     "lookahead_of",
@@ -149,6 +153,38 @@ __all__ = [
 DAG_FORMAT = "tickpar.dag/1"
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
 OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
+
+#: gem5-like C++ costs (seconds), each with its source.
+CXX: dict[str, dict[str, Any]] = {
+    "event_s": {
+        "value": 100e-9,
+        "source": "gem5 src/sim/eventq.cc: EventQueue::schedule walks a bin list and serviceOne makes one "
+        "virtual process() call, O(100) instructions; at ~1 instruction/ns on a server core: ~100 ns",
+    },
+    "o_event_s": {
+        "value": 25e-9,
+        "source": "one uncontended mutex lock/unlock per event (gem5 EventQueue's async-insert lock): 25 ns, "
+        "J. Dean, 'Latency numbers every programmer should know' (2012)",
+    },
+    "sync_a_s": {
+        "value": 2e-6,
+        "source": "gem5's quantum barrier (src/base/barrier.hh) is a mutex + condition variable: one futex "
+        "wake-up and thread switch, 2-5 us on Linux (B. Sigoure, 'How long does it take to make a "
+        "context switch?', 2010); the low end, since the waiters are already on their cores",
+    },
+    "sync_b_s": {
+        "value": 0.5e-6,
+        "source": "growth per doubling of P: the wake-ups of a tree barrier are log2(P) rounds of cache-line "
+        "transfers, ~100-200 ns each across sockets (Dean 2012: main memory reference 100 ns), "
+        "rounded up to 0.5 us for the condition-variable hand-offs",
+    },
+    "o_msg_s": {
+        "value": 125e-9,
+        "source": "a cross-queue event in gem5 is EventQueue::asyncInsert (mutex 25 ns, Dean 2012) plus "
+        "the insertion at the barrier (~100 ns, as event_s)",
+    },
+}
+
 COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")
 _FLOAT_COLUMNS = ("cost_s", "work_us")
 _SRC_BITS = canonical_source(1, 0).bit_length() - 1  # source key = component << _SRC_BITS | seq
@@ -446,12 +482,22 @@ def calibrate_barrier(workers: int, rounds: int = 40) -> float:
     return elapsed / rounds
 
 
+def cxx_overheads() -> Overheads:
+    """gem5-like C++ overheads (:data:`CXX`): a mutex per event, ``a + b log2 P`` per sync (none at P = 1)."""
+    a, b = CXX["sync_a_s"]["value"], CXX["sync_b_s"]["value"]
+
+    def sync(workers: int) -> float:
+        return 0.0 if workers <= 1 else a + b * math.log2(workers)
+
+    return Overheads("cxx", CXX["o_event_s"]["value"], sync, CXX["o_msg_s"]["value"])
+
+
 def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
-    """A preset: ``zero``, ``cxx`` (50 ns/event, 1 µs/barrier) or ``calibrated`` (for ``workers``)."""
+    """A preset: ``zero``, ``cxx`` (:data:`CXX`) or ``calibrated`` (for ``workers``)."""
     if name == "zero":
         return Overheads("zero", 0.0, 0.0)
     if name == "cxx":
-        return Overheads("cxx", 50e-9, 1e-6)
+        return cxx_overheads()
     if name == "calibrated":
         return Overheads(
             "calibrated", calibrate_event_cost(), {int(p): calibrate_barrier(int(p)) for p in sorted(set(workers))}
@@ -866,7 +912,7 @@ def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads) -> str:
     """A human-readable summary: one header line, the overheads, and speedup by workers x bound."""
     spec = dag.meta.get("spec", {})
     ps = sorted(set(table["workers"].tolist()))
-    if isinstance(costs.o_sync, dict):
+    if isinstance(costs.o_sync, dict) or callable(costs.o_sync):
         sync = ", ".join(f"P={p}: {costs.sync(p) * 1e6:.3g}" for p in ps)
     else:
         sync = f"{costs.sync(1) * 1e6:.3g}"

@@ -23,7 +23,7 @@ seconds:
     backend the GIL serialises everything but GIL-releasing work, so a
     threads run also takes at least the sum of the engine costs plus
     ``o_event`` per event (plus the work under ``gil-hold``).
-``cxx`` (gem5-like C++, :data:`CXX`, each figure with its source)
+``cxx`` (gem5-like C++, :data:`tickpar.bounds.CXX`, each figure with its source)
     engine cost per event replaced by gem5's, work as requested, no GIL.
 
 Per strategy (:func:`strategy_time`): ``sequential`` is the reference (1);
@@ -61,11 +61,13 @@ import numpy as np
 import pandas as pd
 
 from tickpar.bounds import (
+    CXX,
     Dag,
     Overheads,
     balanced_partition,
     calibrate_event_cost,
     critical_path,
+    cxx_overheads,
     null_message_time,
     record_dag,
     tick_barrier_time,
@@ -101,37 +103,6 @@ PREDICTION_COLUMNS = (
     "predicted_speedup", "measured_speedup", "rel_error", "order", "work",
 )  # fmt: skip
 SHAPE_FORMAT = "tickpar.shape-bounds/1"
-
-#: gem5-like C++ costs (seconds), each with its source.
-CXX: dict[str, dict[str, Any]] = {
-    "event_s": {
-        "value": 100e-9,
-        "source": "gem5 src/sim/eventq.cc: EventQueue::schedule walks a bin list and serviceOne makes one "
-        "virtual process() call, O(100) instructions; at ~1 instruction/ns on a server core: ~100 ns",
-    },
-    "o_event_s": {
-        "value": 25e-9,
-        "source": "one uncontended mutex lock/unlock per event (gem5 EventQueue's async-insert lock): 25 ns, "
-        "J. Dean, 'Latency numbers every programmer should know' (2012)",
-    },
-    "sync_a_s": {
-        "value": 2e-6,
-        "source": "gem5's quantum barrier (src/base/barrier.hh) is a mutex + condition variable: one futex "
-        "wake-up and thread switch, 2-5 us on Linux (B. Sigoure, 'How long does it take to make a "
-        "context switch?', 2010); the low end, since the waiters are already on their cores",
-    },
-    "sync_b_s": {
-        "value": 0.5e-6,
-        "source": "growth per doubling of P: the wake-ups of a tree barrier are log2(P) rounds of cache-line "
-        "transfers, ~100-200 ns each across sockets (Dean 2012: main memory reference 100 ns), "
-        "rounded up to 0.5 us for the condition-variable hand-offs",
-    },
-    "o_msg_s": {
-        "value": 125e-9,
-        "source": "a cross-queue event in gem5 is EventQueue::asyncInsert (mutex 25 ns, Dean 2012) plus "
-        "the insertion at the barrier (~100 ns, as event_s)",
-    },
-}
 
 
 # -- presets -----------------------------------------------------------------------------------
@@ -180,10 +151,7 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r} is not allowed: one of {', '.join(BACKENDS)}")
     if name == "cxx":
-        c = {k: v["value"] for k, v in CXX.items()}
-        sync = _sync_fn(c["sync_a_s"], c["sync_b_s"], one_free=True)
-        costs = Overheads("cxx", c["o_event_s"], sync, c["o_msg_s"])
-        return Preset("cxx", backend, work_mode, costs, c["event_s"], 0.0, 1e-6, gil=False)
+        return Preset("cxx", backend, work_mode, cxx_overheads(), CXX["event_s"]["value"], 0.0, 1e-6, gil=False)
     if name != "here":
         raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
     if calibration is None:
