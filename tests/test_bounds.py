@@ -399,3 +399,20 @@ def test_cli_bounds_works_on_every_workload(workload: str, capsys: pytest.Captur
     assert main(["bounds", "-w", workload, *small, "--workers-max", "4", "--overheads", "zero"]) == 0
     out = capsys.readouterr().out
     assert all(b in out for b in BOUNDS)
+
+
+@pytest.mark.parametrize("workload,params", [("phold", {"end_tick": 2000, "granularity": 20}),
+                                             ("multicore", {"cores": 4, "requests_per_core": 10})])  # fmt: skip
+def test_tick_barrier_model_batches_as_the_strategy_does(workload: str, params: dict[str, int]) -> None:
+    """The bound's parallel batches and groups are the ones the strategy runs (its own statistics)."""
+    cell = resolve_cell(workload, params, "tick-barrier", {"executor": "inline"}, 2, 1)
+    stats = execute(cell).stats
+    dag = record_dag(cell.spec)
+    batch, group, popped = tick_groups(dag)
+    frame = pd.DataFrame({"b": batch, "g": group, "p": popped})
+    per = frame.groupby("b").agg(groups=("g", "nunique"), popped=("p", "sum"))
+    parallel = per[(per["groups"] > 1) & (per["popped"] >= 2)]
+    assert len(parallel) == stats["parallel_batches"]
+    assert int(parallel["groups"].sum()) == stats["groups"]
+    cost = dag.events["cost_s"].to_numpy()
+    assert tick_barrier_time(dag, cost, (2,), ZERO)[2][1] == stats["parallel_batches"]
