@@ -28,6 +28,7 @@ from tickpar.bounds import (
     tick_barrier_time,
     tick_batches,
     tick_groups,
+    window_time,
 )
 from tickpar.cli import main
 from tickpar.eventq import canonical_source
@@ -416,3 +417,12 @@ def test_tick_barrier_model_batches_as_the_strategy_does(workload: str, params: 
     assert int(parallel["groups"].sum()) == stats["groups"]
     cost = dag.events["cost_s"].to_numpy()
     assert tick_barrier_time(dag, cost, (2,), ZERO)[2][1] == stats["parallel_batches"]
+
+
+def test_window_model_has_the_strategys_windows() -> None:
+    """conservative sync=window on PHOLD: the bound's windows and lookahead are those the strategy ran."""
+    cell = resolve_cell("phold", {"end_tick": 2000}, "conservative", {"sync": "window"}, 2, 1, "canonical")
+    stats = execute(cell).stats
+    dag = record_dag(cell.spec)
+    _span, windows, lookahead = window_time(dag, balanced_partition(dag, 2), dag.events["cost_s"].to_numpy())
+    assert (windows, lookahead) == (stats["windows"], stats["lookahead"])
