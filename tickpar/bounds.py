@@ -5,11 +5,18 @@ Recording
 :func:`record_dag` runs a spec sequentially (gem5's ``doSimLoop`` on one queue,
 exactly as ``strategies/sequential.py``) with ``record_dag=True`` and returns a
 :class:`Dag`: one row per processed event, in processing order (index ``i``),
-with columns ``component, when, priority, source, first, last, cost_s, parent``.
+with columns ``component, when, priority, source, first, last, cost_s, parent,
+work_us, work_calls``.  The event's own fields are read before its handler
+runs (a handler may reschedule the very event it runs, as multicore's port
+and CPU events do, and message events are recycled at the end of ``process``).
 
 * ``cost_s`` is the wall time of the event's ``process()`` in that run
   (handler, synthetic work, scheduling its children and the digest; not the
-  engine's heap pop).  ``T1 = sum(cost_s)`` is the sequential work.
+  engine's heap pop).  ``T1 = sum(cost_s)`` is the sequential work.  With
+  ``record_dag(spec, meter_work=True)`` no synthetic work is spent: ``work_us``
+  and ``work_calls`` record what the event asked for, and
+  :meth:`Dag.with_work` adds its calibrated cost back (one cheap recording per
+  shape family, whatever its ``work_us``).
 * ``parent``: the event that scheduled this one.  An event's source key
   ``(c, s)`` (see :func:`tickpar.eventq.canonical_source`) names component
   ``c``'s ``s``-th insertion; the parent is the event of ``c`` whose seq range
