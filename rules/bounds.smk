@@ -1,7 +1,8 @@
 # Bounds and predictions (tickpar/prediction.py): the `here` preset's costs calibrated once per sweep,
 # then per timed workload shape its event DAG (one work-free sequential run per order, work metered)
 # -> ideal, bound and predicted speedups of each timed strategy variant for P = 1, 2, 4 ... 64;
-# then results/prediction.csv beside the measured points. Both measuring rules run alone (bench, load).
+# then results/prediction.csv beside the measured points. The calibration runs alone (bench, load: it
+# times synchronisation); a shape job (about a second, one core) runs beside correctness jobs like one.
 import json
 
 from tickpar.sweep import format_value
@@ -62,8 +63,7 @@ rule bounds:
         py=PY,
     priority: 5
     resources:
-        bench=1,
-        load=LOAD,
+        load=1,
     shell:
         "{params.py} -m tickpar.prediction shape {params.args} --calibration {input.calibration}"
         " --out {output} > {log} 2>&1"
