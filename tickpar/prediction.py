@@ -29,7 +29,9 @@ seconds:
 Per strategy (:func:`strategy_time`): ``sequential`` is the reference (1);
 ``split`` pops every event under one queue lock (``max(work / P, events *
 o_event)``); ``tick-barrier`` and ``conservative`` (``sync=window`` or
-``null-message``, ``P`` LPs) are :mod:`tickpar.bounds`' structural models.
+``null-message``, ``P`` LPs) are :mod:`tickpar.bounds`' structural models
+(tick-barrier groups by component, also for ``lock_key=name``, which is exact
+only where names and components coincide).
 The *bound* (``bound_speedup``, preset ``here``) takes each batch's makespan
 as ``max(largest group, work / P)``: no schedule beats it.  The *prediction*
 (``predicted_speedup``, both presets, ``P = 1, 2, 4, ... 64``) schedules
