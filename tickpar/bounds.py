@@ -127,6 +127,7 @@ import numpy as np
 import pandas as pd
 
 from tickpar.eventq import EventQueue, canonical_source
+from tickpar.pdes.partition import pack_balanced
 from tickpar.plugins import RunSpec
 from tickpar.simloop import schedule_limit
 
@@ -683,41 +684,12 @@ def _batched_makespans(groups: list[list[float]], workers: Sequence[int]) -> dic
     return total
 
 
-def _clusters(dag: Dag) -> list[int]:
-    """Cluster id per component: components coupled at zero latency share one (union-find)."""
-    n = len(dag.components)
-    root = list(range(n))
-
-    def find(a: int) -> int:
-        while root[a] != a:
-            root[a] = root[root[a]]
-            a = root[a]
-        return a
-
-    for s, d, lat in dag.lookahead:
-        if lat == 0 and s != d:
-            ra, rb = find(s), find(d)
-            if ra != rb:
-                root[max(ra, rb)] = min(ra, rb)
-    return [find(i) for i in range(n)]
-
-
 def balanced_partition(dag: Dag, lps: int, o_event: float = 0.0) -> list[int]:
     """LP per component: zero-latency clusters assigned longest-first to the least-loaded of ``lps`` LPs."""
     if lps < 1:
         raise ValueError(f"lps={lps}: an int >= 1")
-    cluster = _clusters(dag)
     per_comp = component_costs(dag, o_event)
-    load: dict[int, float] = {}
-    for comp, cl in enumerate(cluster):
-        load[cl] = load.get(cl, 0.0) + float(per_comp[comp])
-    heap = [(0.0, lp) for lp in range(lps)]
-    assign: dict[int, int] = {}
-    for cl in sorted(load, key=lambda c: (-load[c], c)):
-        total, lp = heapq.heappop(heap)
-        assign[cl] = lp
-        heapq.heappush(heap, (total + load[cl], lp))
-    return [assign[cl] for cl in cluster]
+    return pack_balanced(len(dag.components), dag.lookahead, lps, [float(c) for c in per_comp])
 
 
 def lookahead_of(dag: Dag, partition: Sequence[int]) -> int | None:

@@ -29,8 +29,11 @@ from typing import Any, ClassVar
 from tickpar.model import Model
 from tickpar.oracle import OracleRecord
 from tickpar.params import Param, ParamError
+from tickpar.registry import get_registry
+from tickpar.work import make_work
 
 __all__ = [
+    "BASELINE",
     "STAT_KEYS",
     "DeadlockError",
     "LookaheadError",
@@ -40,6 +43,10 @@ __all__ = [
     "Workload",
     "base_stats",
 ]
+
+
+#: The strategy every result is compared with and every speedup is relative to.
+BASELINE = "sequential"
 
 
 class DeadlockError(RuntimeError):
@@ -54,11 +61,13 @@ class Workload(abc.ABC):
     """A workload plugin: builds a model as a pure function of (params, seed).
 
     Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
-    ``params`` (the declared parameters).  Building must not depend on
+    ``params`` (the declared parameters); ``plugin_kind`` is how the registry
+    tells a workload class (inherited, never set by a plugin).  Building must not depend on
     anything but the params and ``model.seed``: process and MPI backends call
     :meth:`build` in every process and rely on getting the same model.
     """
 
+    plugin_kind: ClassVar[str] = "workload"
     name: ClassVar[str]
     summary: ClassVar[str]
     params: ClassVar[dict[str, Param]] = {}
@@ -89,9 +98,6 @@ class RunSpec:
         ``detect_races``: give events the race guard (for models that several
         workers share in memory); ``work`` overrides the spec's work mode.
         """
-        from tickpar.registry import get_registry
-        from tickpar.work import make_work
-
         workload = get_registry().workload(self.workload)()
         work_fn, _ = make_work(work or self.work)
         model = Model(
@@ -163,8 +169,10 @@ class Strategy(abc.ABC):
       with several backends declares ``backend`` here.
     * ``orders``: the order modes in which the strategy promises ``exact``.
     * ``max_workers``: ``None`` or an upper bound (e.g. 1 for ``sequential``).
+    * ``plugin_kind``: how the registry tells a strategy class (inherited, never set by a plugin).
     """
 
+    plugin_kind: ClassVar[str] = "strategy"
     name: ClassVar[str]
     summary: ClassVar[str]
     options: ClassVar[dict[str, Param]] = {}

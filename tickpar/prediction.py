@@ -14,8 +14,8 @@ seconds:
     fitted (least squares, ``b >= 0``) to window exchanges measured at
     ``2 <= P <= cores`` only, never oversubscribed, and extrapolated beyond:
     each of ``P`` LPs sends a packet to every other and waits for theirs, over
-    the strategy's own transports (:class:`tickpar.lp.ThreadTransport` between
-    threads, :class:`tickpar.lp.SocketTransport` between forked processes);
+    the strategy's own transports (:class:`tickpar.pdes.transport.ThreadTransport` between
+    threads, :class:`tickpar.pdes.transport.SocketTransport` between forked processes);
     MPI takes the processes figure (no ``mpiexec`` during calibration; MPICH's
     spinning exchange is faster, so an MPI run may beat its "bound"); a tick-barrier
     batch is charged the threads exchange; ``o_msg`` per cross-LP event: a locked deque hand-off (threads) or a
@@ -199,8 +199,8 @@ def _exchange_rounds(transport: Any, peers: Sequence[int], rounds: int) -> float
 
 
 def _thread_exchange(workers: int, rounds: int = 60) -> float:
-    """Seconds per window exchange between ``workers`` LP threads over :class:`tickpar.lp.ThreadTransport`."""
-    from tickpar.lp import ThreadTransport
+    """Seconds per window exchange between ``workers`` LP threads (:class:`tickpar.pdes.transport.ThreadTransport`)."""
+    from tickpar.pdes.transport import ThreadTransport
 
     if workers < 2:
         return 0.0
@@ -220,17 +220,17 @@ def _thread_exchange(workers: int, rounds: int = 60) -> float:
 
 
 def _socket_lp(index: int, socks: dict[int, Any], rounds: int) -> None:
-    from tickpar.lp import SocketTransport
+    from tickpar.pdes.transport import SocketTransport
 
     _exchange_rounds(SocketTransport(index, socks), sorted(socks), rounds)
 
 
 def _process_exchange(workers: int, rounds: int = 60) -> float:
-    """Seconds per window exchange between ``workers`` forked LPs over :class:`tickpar.lp.SocketTransport`
+    """Seconds per window exchange between ``workers`` forked LPs over :class:`tickpar.pdes.transport.SocketTransport`
     (socket pairs, as ``conservative backend=processes`` wires them)."""
     import socket
 
-    from tickpar.lp import SocketTransport
+    from tickpar.pdes.transport import SocketTransport
 
     if workers < 2:
         return 0.0

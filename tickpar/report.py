@@ -61,6 +61,8 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from tickpar.oracle import VERDICTS
+from tickpar.plugins import BASELINE
 from tickpar.report_speed import (
     breakeven,
     breakeven_points,
@@ -76,9 +78,8 @@ __all__ = [
     "load_summary", "main", "render",
 ]  # fmt: skip
 
-BASELINE = "sequential"
 #: Verdicts from best to worst; a grid cell shows the worst over its seeds.
-SEVERITY = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash", "missing")
+SEVERITY = (*VERDICTS, "missing")
 VERDICT_COLOURS = {
     "exact": "#4c9f50",
     "diverged": "#f0a030",

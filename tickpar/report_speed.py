@@ -23,6 +23,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
+from tickpar.plugins import BASELINE
+
 __all__ = [
     "breakeven",
     "breakeven_points",
@@ -34,7 +36,6 @@ __all__ = [
     "speedup_table",
 ]
 
-BASELINE = "sequential"
 _NUMERIC = (
     "speedup", "speedup_lo", "speedup_hi", "loop_speedup", "loop_speedup_lo", "loop_speedup_hi",
     "bound_speedup", "ideal_speedup", "efficiency", "us_per_event", "overhead_us_per_event",
