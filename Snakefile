@@ -10,6 +10,7 @@
 include: "rules/common.smk"
 include: "rules/verify.smk"
 include: "rules/bench.smk"
+include: "rules/bounds.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
 

@@ -5,6 +5,7 @@ rule aggregate:
     input:
         checks=[c.check_path for c in SWEEP.cells],
         timings=SWEEP.timing_group_paths,
+        bounds=BOUNDS_PATHS,
     output:
         summary=report(
             "results/summary.csv",

@@ -60,7 +60,7 @@ def exclusive(wildcards):
 
 
 def get_final_output():
-    return ["results/summary.csv", *REPORT_OUTPUTS.values()]
+    return ["results/summary.csv", "results/prediction.csv", *REPORT_OUTPUTS.values()]
 
 
 REPORT_OUTPUTS = {
@@ -70,6 +70,7 @@ REPORT_OUTPUTS = {
     "time_per_event": f"results/report/time_per_event.{FMT}",
     "overhead": f"results/report/overhead.{FMT}",
     "breakeven": f"results/report/breakeven.{FMT}",
+    "scaling": f"results/report/scaling.{FMT}",
     "findings": "results/report/findings.html",
     "environment": "results/report/environment.html",
     "pdf": "results/report.pdf",

@@ -392,8 +392,8 @@ def test_findings_are_computed_from_the_data() -> None:
     assert x == pytest.approx(10 ** (1 + (1 - 0.8) / 0.8), rel=1e-3)
     text = " ".join(findings(df, "work_us"))
     assert "Exact in every checked cell" in text and "par (6)" in text
-    assert "Best speedup of an exact strategy: 1.60x" in text and "w/s100 at 2 workers" in text
-    assert f"par at about {x:.3g}" in text
+    assert "Best speedup of an exact strategy (counted points): 1.60x" in text and "w/s100 at 2 workers" in text
+    assert "par on w/s: best speedup 1.60x" in text and f"breaks even at about {x:.3g}" in text
     assert breakeven([1, 10], [1.2, 1.5]) == ("below", 1.0)
     assert breakeven([1, 10], [0.2, 0.5]) == ("above", 10.0)
 
@@ -531,16 +531,18 @@ def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     assert len(pyperf_files) == 3
     shown = subprocess.run([sys.executable, "-m", "pyperf", "show", str(pyperf_files[0])], capture_output=True)
     assert shown.returncode == 0
-    for name in ("speedup", "efficiency", "correctness", "time_per_event", "overhead", "breakeven"):
+    for name in ("speedup", "efficiency", "correctness", "time_per_event", "overhead", "breakeven", "scaling"):
         assert (results / "report" / f"{name}.svg").stat().st_size > 1000, name
     findings_html = (results / "report" / "findings.html").read_text()
     assert "test-crashy: crash in 1 of 1 cells" in findings_html
     pages, keywords = _pdf_pages(results / "report.pdf")
-    assert pages == 10
+    assert pages == 11
     assert keywords.split("; ") == [
-        "findings", "environment", "correctness", "speedup", "efficiency", "breakeven",
+        "findings", "environment", "correctness", "speedup", "efficiency", "breakeven", "scaling",
         "time_per_event", "overhead", "verdict table", "speedup table",
     ]  # fmt: skip
+    assert "bound_speedup" in summary.columns and "ideal_speedup" in summary.columns
+    assert (results / "prediction.csv").exists()
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(results / "report.pdf"), "-"], capture_output=True, text=True).stdout
         assert "tickpar: findings" in text and "Environment" in text and "GIL" in text

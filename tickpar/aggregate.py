@@ -335,6 +335,10 @@ def main_snakemake(smk: Any) -> None:
     """Entry point of ``report/scripts/aggregate.py`` (the Snakemake ``script:`` object)."""
     settings = smk.params.report
     df = aggregate(smk.params.manifest, bootstrap=settings["bootstrap"], confidence=settings["confidence"])
+    if not df.empty:  # ideal_speedup, bound_speedup: from the shapes' bounds records (rules/bounds.smk)
+        from tickpar.prediction import bound_columns
+
+        df = bound_columns(df, list(getattr(smk.input, "bounds", [])))
     write_csv_atomic(df, smk.output.summary)
     counts = df["verdict"].value_counts().to_dict() if not df.empty else {}
     timed = int((df["timing_status"] == "ok").sum()) if not df.empty else 0

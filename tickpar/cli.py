@@ -182,7 +182,10 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed, args.order, args.work
     ).spec
     workers = bounds.default_workers(args.workers_max)
-    dag = bounds.record_dag(spec)
+    try:
+        dag = bounds.record_dag(spec)
+    except ValueError as exc:  # a run the DAG cannot describe: say what, in one line
+        raise CLIError(f"workload {args.workload}: cannot record its event DAG: {exc}") from None
     if len(dag) == 0:
         raise CLIError(f"workload {args.workload} processed no events: nothing to bound")
     costs = bounds.overheads(args.overheads, workers)
