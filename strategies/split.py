@@ -126,7 +126,7 @@ from tickpar.eventq import Event, EventQueue
 from tickpar.model import Model
 from tickpar.oracle import collect
 from tickpar.params import Param, ParamError
-from tickpar.plugins import DeadlockError, RunSpec, Strategy, StrategyResult, base_stats
+from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyResult, base_stats
 from tickpar.simloop import schedule_limit
 
 # What a worker step yields: None (made progress, runnable again), _QUEUE
@@ -517,19 +517,24 @@ class Split(Strategy):
             )
 
     def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
-        if spec.order not in self.orders:
-            return None
-        pop_ahead = options.get("pop_ahead", 0)
-        if workers == 1 and pop_ahead == 0:
-            return "exact"
+        return self.promise(spec, workers, options).verdict
+
+    def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
+        """From the contract (module docstring, "Promise:") and the workload's traits."""
+        if workers == 1 and options.get("pop_ahead", 0) == 0:
+            return Promise("exact", (), "one worker alternating pop and execute is gem5's serviceOne")
         if options.get("executor", "interleave") != "interleave":
-            return None  # real threads: the failure shows up as often as the machine allows
-        busy_multicore = spec.workload == "multicore" and spec.params.get("requests_per_core", 0) >= 100
-        if busy_multicore and workers >= 2 and options.get("checks", True):
-            # Observed in every cell tried (see the module docstring): a time computed from "now" or
-            # stored earlier, scheduled after another worker's pop moved cur_tick past it.
-            return "causality"
-        return None
+            return Promise(None, (), "real threads: the failure shows up as often as the machine lets handlers overlap")
+        if not options.get("checks", True):
+            return Promise(None, (), "assertions off: diverged, race or crash, depending on the interleaving")
+        basis = ("stored_ticks", "long_run")
+        if workers >= 2 and set(basis) <= spec.traits():
+            return Promise(
+                "causality",
+                basis,
+                "another worker's pop moves cur_tick past a stored tick that a running handler then schedules at",
+            )
+        return Promise(None, (), "no stored ticks or a short run: the moved clock may only shift ticks (diverged)")
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
         checks = options.get("checks", True)
