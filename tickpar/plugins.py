@@ -17,7 +17,11 @@ Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this
 
 A strategy may raise :class:`~tickpar.eventq.SchedulingError` (verdict
 ``causality``), :class:`DeadlockError` (``deadlock``) or anything else
-(``crash``); the runner turns each into that cell's verdict.
+(``crash``); the runner turns each into that cell's verdict.  A strategy that
+sets ``err.partial`` (an :class:`~tickpar.oracle.OracleRecord` of what it
+processed) on a ``SchedulingError`` gets those counts in the failure record.
+Given a non-exact verdict, :meth:`Strategy.anatomy` may say how it came about
+(:mod:`tickpar.anatomy` falls back on the record alone).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord
+from tickpar.oracle import OracleRecord, Verdict
 from tickpar.params import Param, ParamError
 
 __all__ = [
@@ -245,6 +249,14 @@ class Strategy(abc.ABC):
         verdict = self.expected_verdict(spec, workers, options)
         because = f"{self.name}'s contract" if verdict is not None else f"{self.name} promises nothing here"
         return Promise(verdict, (), because)
+
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """The steps ``{worker, step, event, when, cur_tick, note}`` that led to ``verdict`` (not exact),
+        ending at the failing operation, or ``None`` (then the record alone explains it).  A
+        deterministic strategy may replay the cell with a recorder; a measured run never pays for it."""
+        return None
 
     def uses_processes(self, options: dict[str, Any]) -> bool:
         """True when this run uses worker processes or ranks rather than threads (for scheduling)."""
