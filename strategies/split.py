@@ -224,6 +224,8 @@ class _Recorder:
         self.handlers = 0
         #: worker -> [handler index, event, operations so far, step it started]
         self.running: dict[int, list[Any]] = {}
+        #: worker -> log index where its handler started, until its release step (it is inside till then)
+        self.inside: dict[int, int] = {}
         self.probe = probe
         self.probe_when: int | None = None
         self.step: Callable[[], int] = lambda: 0
@@ -235,6 +237,7 @@ class _Recorder:
     def start(self, worker: int, ev: Event, now: int) -> None:
         self.running[worker] = [self.handlers, ev, 0, self.step()]
         self.handlers += 1
+        self.inside[worker] = len(self.log)
         self.add(worker, "handler", ev.name, ev.when, now)
 
     def read(self, worker: int, now: int) -> int:
@@ -328,6 +331,8 @@ def _worker(
         yield None  # still inside: other workers' steps happen now
         if mine:
             comp._occupant = None
+        if recorder is not None:
+            recorder.inside.pop(wid, None)
         del locks[key]
         shared.busy -= 1
         if result is not None:
@@ -750,13 +755,13 @@ class Split(Strategy):
             return None
         recorder = _Recorder()
         model, queue, _shared, interleaver = _interleave(spec, workers, options, recorder)
-        first_race: list[tuple[Component, str]] = []
+        first_race: list[tuple[Component, dict[int, int]]] = []
         note_race = model.note_race
 
         def noting(component: Component, event: Event | None, detail: str) -> None:
             note_race(component, event, detail)
             if not first_race:
-                first_race.append((component, detail))
+                first_race.append((component, dict(recorder.inside)))
                 name = event.name if event is not None else "<direct call>"
                 recorder.add(interleaver.current, "race", name, component.when, queue.tick_now(), component.name)
 
@@ -770,7 +775,7 @@ class Split(Strategy):
         if verdict.kind == "causality" and recorder.failed is not None:
             return _causality_steps(recorder, self._replay_when(spec, workers, options, recorder))
         if verdict.kind == "race" and first_race:
-            return _race_steps(recorder, first_race[0][0])
+            return _race_steps(recorder, *first_race[0])
         if verdict.kind == "diverged" and verdict.divergence is not None:
             return _diverged_steps(recorder, verdict.divergence)
         return None
@@ -880,21 +885,20 @@ def _causality_steps(recorder: _Recorder, replay: tuple[int, int | None] | None)
     return _unique(steps)
 
 
-def _race_steps(recorder: _Recorder, component: Component) -> list[dict[str, Any]]:
+def _race_steps(recorder: _Recorder, component: Component, inside: dict[int, int]) -> list[dict[str, Any]]:
     log = recorder.log
     end = next(i for i in range(len(log) - 1, -1, -1) if log[i][2] == "race")
     race = log[end]
     worker = race[1]
     steps: list[dict[str, Any]] = []
-    for other, run in sorted(recorder.running.items()):
-        ev = run[1]
-        if other != worker and getattr(ev, "component", None) is component:
-            start = next(i for i in range(end, -1, -1) if log[i][1] == other and log[i][2] == "handler")
-            steps.append(_step(log[start], f"worker {other} starts {ev.name}: inside {component.name}"))
-    mine = recorder.running.get(worker)
-    if mine is not None:
-        start = next(i for i in range(end, -1, -1) if log[i][1] == worker and log[i][2] == "handler")
-        steps.append(_step(log[start], f"worker {worker} starts {mine[1].name}"))
+    for other, start in sorted(inside.items()):
+        row = log[start]
+        if other == worker:
+            steps.append(_step(row, f"worker {worker} starts {row[3]}"))
+        elif start < end:
+            steps.append(
+                _step(row, f"worker {other} starts {row[3]}: inside its component until its release step")
+            )
     how = "a direct call enters" if race[3] == "<direct call>" else f"{race[3]} enters"
     steps.append(
         _step(race, f"{how} {component.name} on worker {worker} while another worker is inside: the race guard fires")

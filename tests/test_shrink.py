@@ -1,0 +1,103 @@
+"""Failures explained: ``tickpar check --explain``, the cell JSON's anatomy and promise, ``tickpar shrink``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tickpar.anatomy import STEP_KEYS, explain, from_record
+from tickpar.cli import main
+from tickpar.plugins import TRAITS
+from tickpar.registry import get_registry
+from tickpar.runner import check_cell, resolve_cell
+from tickpar.shrink import command, shrink
+
+SPLIT_SMALL = ["-w", "multicore", "-p", "cores=2", "-p", "requests_per_core=30", "-s", "split", "-n", "2"]
+
+
+def test_list_json_shows_traits(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tickpar list --json`: every workload's traits at its defaults, and what each trait means."""
+    assert main(["list", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["traits"] == TRAITS
+    for name, entry in info["workloads"].items():
+        assert set(entry["traits"]) <= TRAITS.keys(), name
+    assert "stored_ticks" in info["workloads"]["multicore"]["traits"]
+    assert "stored_ticks" not in info["workloads"]["phold"]["traits"]
+
+
+def test_check_explain_prints_and_records_the_anatomy(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`check --explain`: the steps after the verdict; the JSON holds them, and the promise with its traits."""
+    out_path = tmp_path / "cell.json"
+    code = main(["check", "-w", "multicore", "-s", "split", "-n", "2", "--explain", "--out", str(out_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "verdict: causality" in out and "anatomy:" in out
+    assert "stopped after" in out and " 0 events" not in out
+    data = json.loads(out_path.read_text())
+    steps = data["anatomy"]
+    assert steps and all(tuple(s) == STEP_KEYS for s in steps)
+    assert steps[-1]["event"] == data["failure"]["event"]
+    assert data["promise"]["verdict"] == "causality"
+    assert set(data["promise"]["traits"]) == {"stored_ticks", "long_run"}
+    assert data["events"] > 0
+
+
+def test_exact_cell_has_no_anatomy(tmp_path: Path) -> None:
+    """An exact verdict has nothing to explain; its promise comes from the contract, not from a trait."""
+    out_path = tmp_path / "cell.json"
+    assert main(["check", "-w", "phold", "-p", "end_tick=2000", "-s", "split", "--out", str(out_path)]) == 0
+    data = json.loads(out_path.read_text())
+    assert data["anatomy"] == []
+    assert data["promise"] == {"verdict": "exact", "traits": [], "because": data["promise"]["because"]}
+
+
+def test_record_alone_explains_other_strategies() -> None:
+    """Without a replay, the record speaks: tick-barrier's name-lock race names the component it hit."""
+    cell = resolve_cell("multicore", {"requests_per_core": 300}, "tick-barrier", {"lock_key": "name"}, 2, seed=1)
+    verdict, outcome = check_cell(cell)
+    assert verdict.kind == "race"
+    steps = explain(cell, verdict, outcome.record)
+    assert steps == from_record(verdict, outcome.record)
+    assert outcome.record.races[0]["component"] in steps[0]["note"]
+
+
+def test_shrink_keeps_the_verdict_and_shrinks() -> None:
+    """A shrunk cell fails with the same verdict kind, is no bigger, and its command reproduces it."""
+    cell = resolve_cell("multicore", {"cores": 2, "requests_per_core": 30}, "split", {}, 2, seed=1)
+    original, _ = check_cell(cell)
+    assert original.kind != "exact"
+    result = shrink(cell, budget_s=4.0)
+    assert result.verdict.kind == original.kind
+    assert result.size <= result.size_before
+    again, _ = check_cell(result.cell)
+    assert again.kind == original.kind
+    assert command(result.cell).startswith("tickpar check -w multicore")
+    defaults = get_registry().workload("multicore").params
+    for flag in shlex.split(command(result.cell)):
+        if "=" in flag and flag.split("=")[0] in defaults:
+            key, value = flag.split("=", 1)
+            assert value != str(defaults[key].default).lower()
+
+
+def test_shrink_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tickpar shrink` prints a runnable `tickpar check` command, which gets the same verdict kind."""
+    assert main(["shrink", *SPLIT_SMALL, "--budget", "3"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("tickpar check "))
+    kind = next(ln for ln in out.splitlines() if ln.startswith("verdict: ")).split()[1].rstrip(":")
+    assert main(shlex.split(line)[1:]) == 1
+    assert f"verdict: {kind}" in capsys.readouterr().out
+
+
+def test_shrink_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """An exact cell, a bad budget, a --timeout: one line, exit 2."""
+    assert main(["shrink", "-w", "phold", "-p", "end_tick=500", "-s", "sequential"]) == 2
+    assert "nothing to shrink" in capsys.readouterr().err
+    assert main(["shrink", *SPLIT_SMALL, "--budget", "0"]) == 2
+    assert "--budget" in capsys.readouterr().err
+    assert main(["shrink", *SPLIT_SMALL, "--timeout", "5"]) == 2
+    assert "--timeout" in capsys.readouterr().err
