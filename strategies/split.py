@@ -141,7 +141,7 @@ from tickpar.model import Component, Model
 from tickpar.oracle import Verdict, collect
 from tickpar.params import Param, ParamError
 from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyResult, base_stats
-from tickpar.simloop import schedule_limit
+from tickpar.simloop import start_single_queue
 
 # What a worker step yields: None (made progress, runnable again), _QUEUE
 # (waits for an event to pop) or a lock key (waits for that mutex).
@@ -316,9 +316,7 @@ def _worker(
                 yield key
         locks[key] = wid
         comp = getattr(ev, "component", None)
-        mine = comp is not None and comp._occupant is None
-        if mine:
-            comp._occupant = wid  # inside from here until the release step
+        mine = comp is not None and comp.claim(wid) is None  # inside from here until the release step
         if queue.tick_now() != ev.when and not ev.squashed:
             shared.stale_now[wid] += 1
         if recorder is not None and not ev.squashed:
@@ -330,7 +328,7 @@ def _worker(
         shared.progress += 1
         yield None  # still inside: other workers' steps happen now
         if mine:
-            comp._occupant = None
+            comp.release()
         if recorder is not None:
             recorder.inside.pop(wid, None)
         del locks[key]
@@ -421,7 +419,7 @@ class _Interleaver:
             self._step(ready[0] if len(ready) == 1 else rng.choice(ready))
 
 
-_BASE_CUR_TICK = EventQueue.__dict__["cur_tick"]  # the slot that holds the queue's tick
+_BASE_CUR_TICK = EventQueue.tick_slot  # the slot that holds the queue's tick
 
 
 class _InterleavedQueue(EventQueue):
@@ -611,11 +609,9 @@ def _interleave(
 ) -> tuple[Model, _InterleavedQueue, _Shared, _Interleaver]:
     """Build the model and set up an interleaved run (not started): what :meth:`Split.run` and replays share."""
     pop_ahead = options.get("pop_ahead", 0)
-    model = spec.build_model(detect_races=workers > 1 or pop_ahead > 0)
-    queue = _InterleavedQueue("main", spec.order, options.get("checks", True))
-    model.bind(queue)
-    model.start()
-    schedule_limit(queue, model.end_tick)
+    model, queue = start_single_queue(
+        spec, _InterleavedQueue, checks=options.get("checks", True), detect_races=workers > 1 or pop_ahead > 0
+    )
     shared = _Shared(workers)
     key_of = _lock_key_fn(options.get("lock_key", "name"))
     gens = {w: _worker(w, queue, shared, key_of, pop_ahead, recorder) for w in range(workers)}
@@ -690,12 +686,9 @@ class Split(Strategy):
         started = time.perf_counter()
         steps = preemptions = 0
         if executor == "threads":
-            checks = options.get("checks", True)
-            model = spec.build_model(detect_races=workers > 1)
-            queue: EventQueue = _LockedQueue("main", spec.order, checks)
-            model.bind(queue)
-            model.start()
-            schedule_limit(queue, model.end_tick)
+            model, queue = start_single_queue(
+                spec, _LockedQueue, checks=options.get("checks", True), detect_races=workers > 1
+            )
             shared = _Shared(workers)
             started = time.perf_counter()
             key_of = _lock_key_fn(options.get("lock_key", "name"))

@@ -33,8 +33,11 @@ from typing import Any, ClassVar
 from tickpar.model import Model
 from tickpar.oracle import OracleRecord, Verdict
 from tickpar.params import Param, ParamError
+from tickpar.registry import PluginError, get_registry
+from tickpar.work import make_work
 
 __all__ = [
+    "BASELINE",
     "STAT_KEYS",
     "TRAITS",
     "DeadlockError",
@@ -46,6 +49,10 @@ __all__ = [
     "Workload",
     "base_stats",
 ]
+
+
+#: The strategy every result is compared with and every speedup is relative to.
+BASELINE = "sequential"
 
 
 class DeadlockError(RuntimeError):
@@ -77,11 +84,14 @@ class Workload(abc.ABC):
     Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
     ``params`` (the declared parameters), ``declared_traits`` (names from
     :data:`TRAITS` that hold for every params; override :meth:`traits` when
-    they depend on the params).  Building must not depend on anything but the
-    params and ``model.seed``: process and MPI backends call :meth:`build` in
-    every process and rely on getting the same model.
+    they depend on the params); ``plugin_kind`` is how the registry tells a
+    workload class (inherited, never set by a plugin).  Building must not
+    depend on anything but the params and ``model.seed``: process and MPI
+    backends call :meth:`build` in every process and rely on getting the same
+    model.
     """
 
+    plugin_kind: ClassVar[str] = "workload"
     name: ClassVar[str]
     summary: ClassVar[str]
     params: ClassVar[dict[str, Param]] = {}
@@ -117,9 +127,6 @@ class RunSpec:
         ``detect_races``: give events the race guard (for models that several
         workers share in memory); ``work`` overrides the spec's work mode.
         """
-        from tickpar.registry import get_registry
-        from tickpar.work import make_work
-
         workload = get_registry().workload(self.workload)()
         work_fn, _ = make_work(work or self.work)
         model = Model(
@@ -130,8 +137,6 @@ class RunSpec:
 
     def traits(self) -> frozenset[str]:
         """The workload's traits for these params; an undeclared trait name is a PluginError."""
-        from tickpar.registry import PluginError, get_registry
-
         found = frozenset(get_registry().workload(self.workload)().traits(dict(self.params)))
         unknown = sorted(found - TRAITS.keys())
         if unknown:
@@ -220,8 +225,10 @@ class Strategy(abc.ABC):
       with several backends declares ``backend`` here.
     * ``orders``: the order modes in which the strategy promises ``exact``.
     * ``max_workers``: ``None`` or an upper bound (e.g. 1 for ``sequential``).
+    * ``plugin_kind``: how the registry tells a strategy class (inherited, never set by a plugin).
     """
 
+    plugin_kind: ClassVar[str] = "strategy"
     name: ClassVar[str]
     summary: ClassVar[str]
     options: ClassVar[dict[str, Param]] = {}
