@@ -100,3 +100,16 @@ def test_shrink_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--budget" in capsys.readouterr().err
     assert main(["shrink", *SPLIT_SMALL, "--timeout", "5"]) == 2
     assert "--timeout" in capsys.readouterr().err
+
+
+def test_summary_row_names_the_trait_behind_each_promise() -> None:
+    """The aggregate's promise_trait: the traits a check record's promise rests on, or the contract."""
+    from tickpar.aggregate import cell_row
+
+    entry = {"workload": "multicore", "strategy": "split", "expected_verdict": "causality"}
+    promise = {"verdict": "causality", "traits": ["stored_ticks", "long_run"]}
+    check = {"verdict": {"kind": "causality"}, "promise": promise}
+    assert cell_row(entry, check, None)["promise_trait"] == "stored_ticks+long_run"
+    exact = {"verdict": {"kind": "exact"}, "promise": {"verdict": "exact", "traits": []}}
+    assert cell_row({**entry, "expected_verdict": "exact"}, exact, None)["promise_trait"] == "contract"
+    assert cell_row({**entry, "expected_verdict": None}, exact, None)["promise_trait"] is None

@@ -447,7 +447,13 @@ def findings(df: pd.DataFrame, param: str = "work_us") -> list[str]:
             )
         else:
             promised = df["expected_verdict"].notna().sum() if "expected_verdict" in df.columns else 0
-            out.append(f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise).")
+            basis = ""
+            if "promise_trait" in df.columns and promised:
+                by = df[df["expected_verdict"].notna()].groupby(["expected_verdict", "promise_trait"]).size()
+                basis = "; " + ", ".join(f"{v} from {t} in {int(n)}" for (v, t), n in by.items())
+            out.append(
+                f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise{basis})."
+            )
     timed = _timed(df)
     parallel = timed[~timed["label"].str.startswith(BASELINE)] if not timed.empty else timed
     if timed.empty:
