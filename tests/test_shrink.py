@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import shlex
 from pathlib import Path
@@ -113,3 +114,21 @@ def test_summary_row_names_the_trait_behind_each_promise() -> None:
     exact = {"verdict": {"kind": "exact"}, "promise": {"verdict": "exact", "traits": []}}
     assert cell_row({**entry, "expected_verdict": "exact"}, exact, None)["promise_trait"] == "contract"
     assert cell_row({**entry, "expected_verdict": None}, exact, None)["promise_trait"] is None
+
+
+def test_failure_page_has_the_shrunk_cell_anatomy_timeline_and_rates(tmp_path: Path) -> None:
+    """The report's failure page: shrunk command, the anatomy table, the timeline and split's measured rates."""
+    from tickpar.report_failures import render
+
+    params = {"cores": 1, "requests_per_core": 20}
+    tiny = {"workload": "multicore", "params": params, "options": {"lock_key": "component"}}
+    rates = {"workload": "multicore", "params": {"cores": 1, "requests_per_core": 10}, "preempt": [0.5, 0.0],
+             "interleave_seeds": 2, "threads": {"params": {"work_us": 5.0}, "runs": 1}}  # fmt: skip
+    (page,) = render({"budget_s": 1.0, "cells": {"split": tiny}, "rates": rates}, tmp_path)
+    text = page.read_text()
+    assert "tickpar check -w multicore" in text and "<svg" in text
+    assert "preempt=0.5" in text and "real threads" in text
+    data = json.loads((tmp_path / "split.json").read_text())
+    assert html.escape(data["anatomy"][-1]["note"]) in text
+    rows = json.loads((tmp_path / "split_rates.json").read_text())["rows"]
+    assert len(rows) == 2 * 2 + 1
