@@ -132,3 +132,15 @@ def test_failure_page_has_the_shrunk_cell_anatomy_timeline_and_rates(tmp_path: P
     assert html.escape(data["anatomy"][-1]["note"]) in text
     rows = json.loads((tmp_path / "split_rates.json").read_text())["rows"]
     assert len(rows) == 2 * 2 + 1
+
+
+def test_partitioned_anatomy_names_the_lp_and_the_window() -> None:
+    """conservative under gem5 order (not its promise): the divergence's LP and lookahead window."""
+    cell = resolve_cell("phold", {"granularity": 100}, "conservative", {}, 2, seed=1, order="gem5")
+    verdict, outcome = check_cell(cell)
+    assert verdict.kind == "diverged"
+    (step,) = explain(cell, verdict, outcome.record)
+    assert step["worker"].startswith("LP ") and isinstance(step["step"], int)
+    lookahead = 10  # phold's default: every link's latency
+    assert step["step"] * lookahead <= step["when"] < (step["step"] + 1) * lookahead
+    assert verdict.divergence["component"] == step["event"]

@@ -3,7 +3,9 @@
 A step is ``{worker, step, event, when, cur_tick, note}``: which worker (or
 logical process) did it, at which scheduler step, on which event, the event's
 ``when``, the queue's ``cur_tick`` then, and one line saying what happened.
-The list is chronological and ends at the failing operation.
+The list is chronological and ends at the failing operation.  For a
+partitioned run (logical processes synchronised by windows or promises),
+``worker`` names an LP (``"LP 1"``) and ``step`` the lookahead window.
 
 :func:`explain` asks the cell's strategy first (:meth:`Strategy.anatomy`:
 ``split`` replays its deterministic interleaving with a recorder and names the
@@ -15,13 +17,16 @@ first divergence and the first counted violation), with ``worker`` and
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from tickpar.oracle import OracleRecord, Verdict
 from tickpar.registry import get_registry
-from tickpar.runner import Cell
 
-__all__ = ["STEP_KEYS", "explain", "format_steps", "from_record"]
+if TYPE_CHECKING:
+    from tickpar.runner import Cell
+
+__all__ = ["STEP_KEYS", "explain", "format_steps", "from_record", "partitioned_steps"]
 
 STEP_KEYS = ("worker", "step", "event", "when", "cur_tick", "note")
 
@@ -74,6 +79,39 @@ def from_record(verdict: Verdict, record: OracleRecord) -> list[dict[str, Any]]:
     return steps
 
 
+def partitioned_steps(
+    verdict: Verdict, lp_of: Sequence[int], names: Sequence[str], lookahead: int | None, sync: str
+) -> list[dict[str, Any]]:
+    """Where a partitioned run's verdict happened: the LP of the diverging component and its window.
+
+    ``lp_of[i]`` is the LP of component ``i`` (``names[i]``); window ``k``
+    spans ticks ``[k * lookahead, (k + 1) * lookahead)``.
+    """
+    lp = {name: lp_of[i] for i, name in enumerate(names)}
+    steps: list[dict[str, Any]] = []
+    div = verdict.divergence
+    if div is not None and div["component"] in lp:
+        tick = div.get("tick")
+        window = tick // lookahead if lookahead and isinstance(tick, int) else None
+        span = ""
+        if window is not None and lookahead:
+            span = f" (window [{window * lookahead}, {(window + 1) * lookahead}) of {sync} sync)"
+        steps.append(
+            _row(
+                div["component"],
+                tick,
+                None,
+                f"first divergence in LP {lp[div['component']]}{span}: event #{div.get('index')}:"
+                f" expected {div['expected']}, got {div['got']}",
+                worker=f"LP {lp[div['component']]}",
+                step=window,
+            )
+        )
+    if verdict.kind != "diverged" or not steps:
+        steps.append(_row(note=f"{verdict.kind}: {verdict.reason} ({len(set(lp_of))} LPs, {sync} sync)"))
+    return steps
+
+
 def explain(cell: Cell, verdict: Verdict, record: OracleRecord) -> list[dict[str, Any]]:
     """The anatomy of ``cell``'s ``verdict`` (``[]`` for ``exact``)."""
     if verdict.kind == "exact":
@@ -90,8 +128,9 @@ def format_steps(steps: list[dict[str, Any]]) -> str:
     """The steps as aligned text lines (``tickpar check --explain``)."""
     lines = []
     for s in steps:
-        who = "" if s["worker"] is None else f"worker {s['worker']}"
-        at = "" if s["step"] is None else f"step {s['step']}"
+        lp = isinstance(s["worker"], str)  # a partitioned run: an LP and its window
+        who = "" if s["worker"] is None else (s["worker"] if lp else f"worker {s['worker']}")
+        at = "" if s["step"] is None else (f"window {s['step']}" if lp else f"step {s['step']}")
         ticks = []
         if s["when"] is not None:
             ticks.append(f"when={s['when']}")
