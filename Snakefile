@@ -4,6 +4,7 @@
 #   bench.smk      timing: one job per workload shape after every check, interleaved pyperf rounds
 #   aggregate.smk  results/summary.csv (tickpar/aggregate.py)
 #   report.smk     figures, findings, results/report.pdf (tickpar/report.py); HTML via --report
+#   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report_failures.py)
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html
 
 
@@ -13,6 +14,7 @@ include: "rules/bench.smk"
 include: "rules/bounds.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
+include: "rules/failures.smk"
 
 
 report: "report/workflow.rst"
@@ -22,3 +24,4 @@ rule all:
     default_target: True
     input:
         get_final_output(),
+        FAILURE_OUTPUTS,

@@ -125,6 +125,8 @@ def cell_row(
         row[f"opt_{k}"] = v
     expected = entry.get("expected_verdict")
     row["expected_verdict"] = expected
+    promise = (check or {}).get("promise") or {}  # tickpar check: the promise and the traits it rests on
+    row["promise_trait"] = ("+".join(promise.get("traits") or []) or "contract") if expected else None
     verdict = (check or {}).get("verdict") or {}
     kind = verdict.get("kind") if check is not None else "missing"
     row["verdict"] = kind or "missing"

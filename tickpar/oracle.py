@@ -62,6 +62,9 @@ class OracleRecord:
     traces: dict[str, list[list[Any]]] | None = None
     failure: dict[str, Any] | None = None
     """Set when the run did not finish: ``{"kind": crash|timeout|deadlock|causality, ...}``."""
+    anatomy: list[dict[str, Any]] | None = None
+    """How a non-exact verdict came about (:mod:`tickpar.anatomy`): steps ``{worker, step, event, when,
+    cur_tick, note}`` ending at the failing operation; ``None`` until explained."""
 
     def to_dict(self, with_traces: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -80,6 +83,7 @@ class OracleRecord:
             races=data.get("races", []),
             traces=data.get("traces"),
             failure=data.get("failure"),
+            anatomy=data.get("anatomy"),
         )
 
 
@@ -162,7 +166,12 @@ def failure_record(kind: str, message: str, **detail: Any) -> OracleRecord:
 
 
 def causality_failure(err: SchedulingError, partial: OracleRecord | None = None) -> OracleRecord:
-    """The record of a run stopped by a raised :class:`SchedulingError`."""
+    """The record of a run stopped by a raised :class:`SchedulingError`.
+
+    ``partial``: what the run processed before it stopped (events, final tick);
+    by default the ``partial`` record a strategy attached to the error, if any.
+    """
+    partial = partial or getattr(err, "partial", None)
     detail = {
         "kind": "causality",
         "message": str(err),

@@ -363,7 +363,13 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
             )
         else:
             promised = df["expected_verdict"].notna().sum() if "expected_verdict" in df.columns else 0
-            out.append(f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise).")
+            basis = ""
+            if "promise_trait" in df.columns and promised:
+                by = df[df["expected_verdict"].notna()].groupby(["expected_verdict", "promise_trait"]).size()
+                basis = "; " + ", ".join(f"{v} from {t} in {int(n)}" for (v, t), n in by.items())
+            out.append(
+                f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise{basis})."
+            )
     out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
     tp = speed_table(df)
     tp = tp[~tp["label"].str.startswith(BASELINE)]

@@ -861,6 +861,20 @@ class Multicore(Workload):
         "work_us": Param(float, 0.0, "synthetic work per event, microseconds", min=0.0, max=1e6),
     }
 
+    def traits(self, params: dict[str, Any]) -> frozenset[str]:
+        """Stored ticks (layers, DRAM responses, a CPU's resume edge) and several event names per cache
+        always; direct calls with ``direct_calls``; CPUs ticking on shared clock edges from two cores;
+        a long run from 1000 requests in all (cores x requests_per_core: thousands of events, several in
+        flight; tests/test_split.py checks split's promised failure at that size over interleavings)."""
+        traits = {"stored_ticks", "several_named_events"}
+        if params["direct_calls"]:
+            traits.add("direct_calls")
+        if params["cores"] >= 2:
+            traits.add("many_events_per_tick")
+        if params["cores"] * params["requests_per_core"] >= 1000:
+            traits.add("long_run")
+        return frozenset(traits)
+
     def check_params(self, params: dict[str, Any]) -> None:
         what = "workload multicore parameter"
         for level in ("l1", "l2"):

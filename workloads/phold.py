@@ -113,6 +113,21 @@ class Phold(Workload):
         "work_us": Param(float, 0.0, "synthetic work per event, microseconds", min=0.0, max=1e6),
     }
 
+    def traits(self, params: dict[str, Any]) -> frozenset[str]:
+        """Every arrival is ``cur_tick + lookahead + delay`` (no stored ticks), one event name per LP.
+
+        ``many_events_per_tick`` when ``granularity`` rounds arrivals onto shared ticks (and there are
+        several LPs); ``long_run`` when each LP gets ~100 events or more (population x end_tick over the
+        mean increment) with several events pending at once.
+        """
+        traits = set()
+        if params["granularity"] > 1 and params["lps"] > 1:
+            traits.add("many_events_per_tick")
+        per_lp = params["population"] * params["end_tick"] / (params["lookahead"] + params["mean"])
+        if per_lp >= 100 and params["lps"] * params["population"] > 1:
+            traits.add("long_run")
+        return frozenset(traits)
+
     def check_params(self, params: dict[str, Any]) -> None:
         if params["remote"] > 0 and params["lps"] < 2:
             raise ParamError(f"workload phold parameter remote={params['remote']} needs lps >= 2 (lps=1)")
