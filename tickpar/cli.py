@@ -168,7 +168,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_json_atomic(args.out, record)
     print(_summary_line(record))
     print(f"verdict: {verdict.kind}: {verdict.reason}")
+    if verdict.errors is not None:
+        print(_errors_line(verdict.errors))
     return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
+
+
+def _errors_line(errors: dict[str, float | None]) -> str:
+    """``errors vs golden: final_tick +0.00%, events -1.25%, ...`` (relative, signed)."""
+    parts = [f"{name} {'-' if err is None else f'{err:+.2%}'}" for name, err in errors.items()]
+    return "errors vs golden: " + ", ".join(parts)
 
 
 def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:

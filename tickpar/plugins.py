@@ -13,7 +13,11 @@ Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this
    process/rank for its own partition), binds components to queues, calls
    ``model.start()``, executes, and returns a :class:`StrategyResult`: the
    oracle record (:func:`tickpar.oracle.collect`/``merge``) and its statistics.
-4. The oracle compares the record with the sequential run of the same spec.
+4. The runner adds the workload's declared statistics to the record
+   (:meth:`RunSpec.statistics`, from :meth:`Workload.stats`), and the oracle
+   compares the record with the sequential run of the same spec: a verdict
+   from the digests, and relative errors of the final tick, the event count
+   and each statistic (:func:`tickpar.oracle.errors`).
 
 A strategy may raise :class:`~tickpar.eventq.SchedulingError` (verdict
 ``causality``), :class:`DeadlockError` (``deadlock``) or anything else
@@ -54,14 +58,17 @@ class Workload(abc.ABC):
     """A workload plugin: builds a model as a pure function of (params, seed).
 
     Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
-    ``params`` (the declared parameters).  Building must not depend on
-    anything but the params and ``model.seed``: process and MPI backends call
-    :meth:`build` in every process and rely on getting the same model.
+    ``params`` (the declared parameters), ``statistics`` (the named
+    statistics :meth:`stats` returns, each with a one-line description;
+    none by default).  Building must not depend on anything but the params
+    and ``model.seed``: process and MPI backends call :meth:`build` in every
+    process and rely on getting the same model.
     """
 
     name: ClassVar[str]
     summary: ClassVar[str]
     params: ClassVar[dict[str, Param]] = {}
+    statistics: ClassVar[dict[str, str]] = {}
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Cross-parameter checks on resolved params; raise ParamError with one line."""
@@ -70,6 +77,19 @@ class Workload(abc.ABC):
     @abc.abstractmethod
     def build(self, model: Model, params: dict[str, Any]) -> None:
         """Create the components and links of ``model`` and set ``model.end_tick``."""
+
+    def stats(self, record: OracleRecord) -> dict[str, float]:
+        """The declared :attr:`statistics` of a finished run, computed from its record.
+
+        ``record.components[name]`` holds each component's ``count`` (events
+        it processed), ``last_tick`` (the tick of its last event, ``None``
+        without events) and ``state`` (its final :meth:`Component.state`,
+        tuples as lists), whichever strategy, process or rank ran it.  The
+        values are not part of any digest: the oracle compares them with the
+        golden run's as relative errors (how far off a relaxed strategy is).
+        Return exactly the declared names.
+        """
+        return {}
 
 
 @dataclass(frozen=True)
@@ -99,6 +119,18 @@ class RunSpec:
         )
         workload.build(model, dict(self.params))
         return model
+
+    def statistics(self, record: OracleRecord) -> dict[str, float]:
+        """The workload's declared statistics of ``record`` (a finished run of this spec)."""
+        from tickpar.registry import get_registry
+
+        workload = get_registry().workload(self.workload)()
+        values = workload.stats(record)
+        if set(values) != set(workload.statistics):
+            raise ValueError(
+                f"workload {self.workload}: stats() returned {sorted(values)}, declared {sorted(workload.statistics)}"
+            )
+        return {name: float(values[name]) for name in workload.statistics}
 
     def with_trace(self, trace: bool = True) -> RunSpec:
         return replace(self, trace=trace)
