@@ -4,6 +4,7 @@
 #   bench.smk      timing jobs (tickpar time -> pyperf in fresh processes)
 #   aggregate.smk  results/summary.csv (tickpar/aggregate.py)
 #   report.smk     figures, findings, results/report.pdf (tickpar/report.py); HTML via --report
+#   accuracy.smk   results/accuracy.csv and the accuracy-speed figure (tickpar/accuracy.py, report_accuracy.py)
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html
 
 
@@ -12,6 +13,7 @@ include: "rules/verify.smk"
 include: "rules/bench.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
+include: "rules/accuracy.smk"
 
 
 report: "report/workflow.rst"
