@@ -7,7 +7,7 @@ ratio order, each point labelled with its ratio (``1x``, ``10x``, ... the
 lookahead).  The y axis is the absolute relative error in percent on a
 symmetric-log scale (an exact run sits at 0).  Reference lines are the
 anchors' claims: par-gem5's single-digit percent (below 10%) and parti-gem5's
-under 15%.  :func:`accuracy_sentences` are the page's findings: per shape,
+under 15%; a dotted line marks speedup 1.  :func:`accuracy_sentences` are the page's findings: per shape,
 the quantum ratio at which the worst error first passes 1% and 15%.
 
     python -m tickpar.report_accuracy results/accuracy.csv --out results/report/accuracy.svg
@@ -92,6 +92,7 @@ def fig_accuracy(table: pd.DataFrame) -> plt.Figure:
         for level, text in ANCHORS:
             ax.axhline(100 * level, color="grey", linestyle="--", linewidth=0.8)
             ax.text(ax.get_xlim()[0], 100 * level, " " + text, va="bottom", fontsize=7, color="grey")
+        ax.axvline(1.0, color="black", linestyle=":", linewidth=0.8)  # break-even with sequential
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_ylim(0, top)
         ax.set_title(where)
