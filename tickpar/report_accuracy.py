@@ -30,9 +30,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from tickpar.accuracy import ERROR_PREFIX, thresholds
+from tickpar.accuracy import ERROR_PREFIX, accuracy_table, thresholds
 
-__all__ = ["ANCHORS", "accuracy_sentences", "fig_accuracy", "main", "pdf_pages"]
+__all__ = ["ANCHORS", "accuracy_sentences", "fig_accuracy", "main", "pdf_pages", "summary_page"]
 
 #: The anchors' error claims (fractions): drawn as horizontal reference lines.
 ANCHORS = (
@@ -137,6 +137,12 @@ def pdf_pages(table: pd.DataFrame) -> list[tuple[str, plt.Figure]]:
         fig.subplots_adjust(bottom=extra / (height + extra) + 0.06)
         fig.text(0.02, 0.01, "\n".join(sentences), fontsize=8, va="bottom", wrap=True)
     return [("accuracy", fig)]
+
+
+def summary_page(summary: pd.DataFrame) -> plt.Figure:
+    """The PDF page drawn from the sweep's summary table alone (the accuracy table is derived from it)."""
+    (_, fig), = pdf_pages(accuracy_table(summary))
+    return fig
 
 
 def render(accuracy: str | Path, out: str | Path) -> None:
