@@ -49,9 +49,9 @@ VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "cr
 FAILED_RUN = ("crash", "timeout", "deadlock")
 
 
-def component_digest(comp: Component) -> str:
-    """The component's event digest and final state, as 16 hex digits."""
-    text = repr((comp.count, comp.digest, comp.state()))
+def component_digest(comp: Component, state: Any = None) -> str:
+    """The component's event digest and final state (``state``: its ``state()``, if already taken), 16 hex digits."""
+    text = repr((comp.count, comp.digest, comp.state() if state is None else state))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -124,12 +124,13 @@ def collect(
     final_tick = 0
     events = 0
     for comp in comps:
+        state = comp.state()
         entries[comp.name] = {
             "id": comp.id,
             "count": comp.count,
-            "digest": component_digest(comp),
+            "digest": component_digest(comp, state),
             "last_tick": comp.when if comp.count else None,
-            "state": _plain(comp.state()),
+            "state": _plain(state),
         }
         events += comp.count
         if comp.count:
