@@ -1,5 +1,17 @@
 """``split``: the research prototype's ``popNextEvent()`` / ``executePoppedEvent()`` loop, faithfully.
 
+Sync: a global queue lock around each pop and a mutex per lock key around each
+execution; no barrier.
+Lookahead: none: a worker pops the head whatever its tick, so handlers of
+different ticks run at once.
+Ownership: none by component: the mutex is keyed by event name
+(``lock_key=name``) or by component (``lock_key=component``); direct calls
+enter their peer unlocked.
+Determinism: ``executor=interleave`` is deterministic for a given
+``interleave_seed``; ``executor=threads`` depends on the machine's timing.
+Promise: ``exact`` with one worker and ``pop_ahead=0``; otherwise what
+:meth:`Split.expected_verdict` says (the reproduced failure, or nothing).
+
 N workers share one :class:`~tickpar.eventq.EventQueue`.  Each worker loops:
 
 1. **pop**: under the global queue lock, ``queue.pop_next(advance=True)``
@@ -127,7 +139,7 @@ from tickpar.model import Model
 from tickpar.oracle import collect
 from tickpar.params import Param, ParamError
 from tickpar.plugins import DeadlockError, RunSpec, Strategy, StrategyResult, base_stats
-from tickpar.simloop import schedule_limit
+from tickpar.simloop import start_single_queue
 
 # What a worker step yields: None (made progress, runnable again), _QUEUE
 # (waits for an event to pop) or a lock key (waits for that mutex).
@@ -237,9 +249,7 @@ def _worker(
                 yield key
         locks[key] = wid
         comp = getattr(ev, "component", None)
-        mine = comp is not None and comp._occupant is None
-        if mine:
-            comp._occupant = wid  # inside from here until the release step
+        mine = comp is not None and comp.claim(wid) is None  # inside from here until the release step
         if queue.tick_now() != ev.when and not ev.squashed:
             shared.stale_now[wid] += 1
         result = execute(ev)  # may raise SchedulingError: the run stops there
@@ -247,7 +257,7 @@ def _worker(
         shared.progress += 1
         yield None  # still inside: other workers' steps happen now
         if mine:
-            comp._occupant = None
+            comp.release()
         del locks[key]
         shared.busy -= 1
         if result is not None:
@@ -331,7 +341,7 @@ class _Interleaver:
             self._step(ready[pick])
 
 
-_BASE_CUR_TICK = EventQueue.__dict__["cur_tick"]  # the slot that holds the queue's tick
+_BASE_CUR_TICK = EventQueue.tick_slot  # the slot that holds the queue's tick
 
 
 class _InterleavedQueue(EventQueue):
@@ -536,15 +546,8 @@ class Split(Strategy):
         executor = options.get("executor", "interleave")
         pop_ahead = options.get("pop_ahead", 0)
         key_of = _lock_key_fn(options.get("lock_key", "name"))
-        model = spec.build_model(detect_races=workers > 1 or pop_ahead > 0)
-        queue: EventQueue
-        if executor == "threads":
-            queue = _LockedQueue("main", spec.order, checks)
-        else:
-            queue = _InterleavedQueue("main", spec.order, checks)
-        model.bind(queue)
-        model.start()
-        schedule_limit(queue, model.end_tick)
+        queue_class = _LockedQueue if executor == "threads" else _InterleavedQueue
+        model, queue = start_single_queue(spec, queue_class, checks=checks, detect_races=workers > 1 or pop_ahead > 0)
         shared = _Shared(workers)
         started = time.perf_counter()
         steps = preemptions = 0

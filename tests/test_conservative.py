@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-from tickpar.lp import LogicalProcess, ThreadTransport
 from tickpar.params import ParamError
+from tickpar.pdes.lp import LogicalProcess
+from tickpar.pdes.plan import make_plan
+from tickpar.pdes.transport import ThreadTransport
 from tickpar.plugins import LookaheadError, RunSpec
 from tickpar.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
@@ -241,8 +243,7 @@ def test_gem5_stamps_reproduce_the_single_queue_order() -> None:
     """Self-check of the insertion stamps: on one LP (the single-queue run) every same-bin pair agrees with LIFO."""
     spec = RunSpec("phold", {**get_defaults("phold"), **GEM5_PHOLD}, 2, order="gem5")
     model = spec.build_model()
-    options = {"partition": "auto", "sync": "window", "stall_s": 30.0}
-    plan, _part = _strategy_module().make_plan(model, spec, 1, options)
+    plan, _part = make_plan(model, 1, method="auto", order="gem5", sync="window", stall_s=30.0)
     lp = LogicalProcess(plan, 0, model, ThreadTransport.group(1)[0])
     lp.attach()
     lp.check_stamps = True

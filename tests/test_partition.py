@@ -1,4 +1,4 @@
-"""The partitioner (tickpar/partition.py): zero-latency pairs stay together, parts balance, lookahead is right."""
+"""The partitioner (tickpar/pdes/partition.py): zero-latency pairs stay together, parts balance, lookahead is right."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tickpar.partition import partition, partition_model
+from tickpar.pdes.partition import partition, partition_model
 from tickpar.plugins import RunSpec
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from tickpar.oracle import OracleRecord
 from tickpar.params import ParamError, parse_assignments
+from tickpar.plugins import BASELINE
 from tickpar.registry import PluginError, get_registry
 
 __all__ = ["main"]
@@ -34,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 def _add_cell_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
     p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
-    p.add_argument("--strategy", "-s", default="sequential", help="strategy name (default: sequential)")
+    p.add_argument("--strategy", "-s", default=BASELINE, help=f"strategy name (default: {BASELINE})")
     p.add_argument("--option", "-o", action="append", metavar="K=V", help="strategy option (repeatable)")
     p.add_argument("--workers", "-n", type=int, default=1, help="worker count (default 1)")
     p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
@@ -207,7 +208,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         if value is not None and not value >= 0:
             raise CLIError(f"{flag} {value} is not allowed: seconds >= 0")
     spec = resolve_cell(
-        args.workload, parse_assignments(args.param, "--param"), "sequential", {}, 1, args.seed, args.order, args.work
+        args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed, args.order, args.work
     ).spec
     workers = bounds.default_workers(args.workers_max)
     dag = bounds.record_dag(spec)

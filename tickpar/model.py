@@ -142,16 +142,14 @@ class _RaceGuard:
         comp = self.component  # type: ignore[attr-defined]
         model = comp.model
         me = model.worker_id()
-        occupant = comp._occupant
-        if occupant is None:
-            comp._occupant = me
-        elif occupant != me:
+        occupant = comp.claim(me)
+        if occupant is not None and occupant != me:
             model.note_race(comp, self, f"worker {me} entered while worker {occupant} was inside")
         try:
             super().process()  # type: ignore[misc]
         finally:
             if occupant is None:
-                comp._occupant = None
+                comp.release()
 
 
 class _Traced:
@@ -352,17 +350,50 @@ class Component:
         """Send ``payload`` through ``link``; it arrives at ``cur_tick + latency + delay``."""
         link.send(payload, delay)
 
+    # -- ownership (who is inside the component) ------------------------------------------
+    @property
+    def occupant(self) -> object:
+        """The worker inside this component now (``None``: nobody), as set by :meth:`claim`."""
+        return self._occupant
+
+    def claim(self, owner: object) -> object:
+        """Enter as ``owner``: take the component if nobody is inside; return who was inside before.
+
+        ``None`` means the claim took it (the caller releases it later);
+        ``owner`` itself means it already held it; anything else is another
+        worker inside (a race for the caller to report).  Not atomic: callers
+        that claim from several threads serialise their claims.
+        """
+        occupant = self._occupant
+        if occupant is None:
+            self._occupant = owner
+        return occupant
+
+    def release(self) -> None:
+        """Leave the component (undo a claim that returned ``None``)."""
+        self._occupant = None
+
     def call(self, peer: Component, method: str, *args: Any) -> Any:
-        """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest."""
+        """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest.
+
+        Who may enter ``peer`` is checked by the model's :attr:`Model.call_guard`
+        when a strategy installs one, else by the worker-occupancy check
+        (:meth:`claim` with ``model.worker_id()``).
+        """
         model = self.model
         if peer.queue is not self.queue:
             model.note_race(peer, None, f"direct call {self.name}->{peer.name}.{method} across event queues")
-        me = model.worker_id()
-        occupant = peer._occupant
-        if occupant is None:
-            peer._occupant = me
-        elif occupant != me:
-            model.note_race(peer, None, f"direct call from {self.name}: worker {me} entered while {occupant} inside")
+        guard = model.call_guard
+        if guard is not None:
+            guard(self, peer, method)
+            occupant: object = True  # the guard owns the bookkeeping: nothing to release here
+        else:
+            me = model.worker_id()
+            occupant = peer.claim(me)
+            if occupant is not None and occupant != me:
+                model.note_race(
+                    peer, None, f"direct call from {self.name}: worker {me} entered while {occupant} inside"
+                )
         when = self.when
         saved_when = peer.when
         peer.when = when
@@ -375,7 +406,7 @@ class Component:
         finally:
             peer.when = saved_when
             if occupant is None:
-                peer._occupant = None
+                peer.release()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} id={self.id}>"
@@ -419,6 +450,10 @@ class Model:
         #: Returns the identity of the worker running now; executors that interleave
         #: simulated workers on one thread replace it.
         self.worker_id: Callable[[], object] = get_ident
+        #: Set by a strategy that decides itself who may enter a component through a direct call:
+        #: ``call_guard(caller, peer, method)`` runs before every :meth:`Component.call` enters ``peer``,
+        #: instead of the worker-occupancy check (it reports races through :meth:`note_race`).
+        self.call_guard: Callable[[Component, Component, str], None] | None = None
         self._name_ids: dict[str, int] = {}
         self._started = False
 

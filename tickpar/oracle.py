@@ -43,9 +43,13 @@ from typing import Any
 from tickpar.eventq import SchedulingError, Violation
 from tickpar.model import Component, Model
 
-__all__ = ["VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "errors", "failure_record", "merge"]
+__all__ = [
+    "FAILED_RUN", "VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "errors", "failure_record", "merge",
+]  # fmt: skip
 
+#: Every verdict, from best to worst (the one list: the report, timing and the tests import it).
 VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash")
+#: The verdicts of a run that did not finish.
 FAILED_RUN = ("crash", "timeout", "deadlock")
 
 

@@ -33,8 +33,11 @@ from typing import Any, ClassVar
 from tickpar.model import Model
 from tickpar.oracle import OracleRecord
 from tickpar.params import Param, ParamError
+from tickpar.registry import get_registry
+from tickpar.work import make_work
 
 __all__ = [
+    "BASELINE",
     "STAT_KEYS",
     "DeadlockError",
     "LookaheadError",
@@ -44,6 +47,10 @@ __all__ = [
     "Workload",
     "base_stats",
 ]
+
+
+#: The strategy every result is compared with and every speedup is relative to.
+BASELINE = "sequential"
 
 
 class DeadlockError(RuntimeError):
@@ -60,11 +67,13 @@ class Workload(abc.ABC):
     Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
     ``params`` (the declared parameters), ``statistics`` (the named
     statistics :meth:`stats` returns, each with a one-line description;
-    none by default).  Building must not depend on anything but the params
-    and ``model.seed``: process and MPI backends call :meth:`build` in every
-    process and rely on getting the same model.
+    none by default); ``plugin_kind`` is how the registry tells a workload
+    class (inherited, never set by a plugin).  Building must not depend on
+    anything but the params and ``model.seed``: process and MPI backends call
+    :meth:`build` in every process and rely on getting the same model.
     """
 
+    plugin_kind: ClassVar[str] = "workload"
     name: ClassVar[str]
     summary: ClassVar[str]
     params: ClassVar[dict[str, Param]] = {}
@@ -109,9 +118,6 @@ class RunSpec:
         ``detect_races``: give events the race guard (for models that several
         workers share in memory); ``work`` overrides the spec's work mode.
         """
-        from tickpar.registry import get_registry
-        from tickpar.work import make_work
-
         workload = get_registry().workload(self.workload)()
         work_fn, _ = make_work(work or self.work)
         model = Model(
@@ -122,8 +128,6 @@ class RunSpec:
 
     def statistics(self, record: OracleRecord) -> dict[str, float]:
         """The workload's declared statistics of ``record`` (a finished run of this spec)."""
-        from tickpar.registry import get_registry
-
         workload = get_registry().workload(self.workload)()
         values = workload.stats(record)
         if set(values) != set(workload.statistics):
@@ -195,8 +199,10 @@ class Strategy(abc.ABC):
       with several backends declares ``backend`` here.
     * ``orders``: the order modes in which the strategy promises ``exact``.
     * ``max_workers``: ``None`` or an upper bound (e.g. 1 for ``sequential``).
+    * ``plugin_kind``: how the registry tells a strategy class (inherited, never set by a plugin).
     """
 
+    plugin_kind: ClassVar[str] = "strategy"
     name: ClassVar[str]
     summary: ClassVar[str]
     options: ClassVar[dict[str, Param]] = {}

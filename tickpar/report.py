@@ -50,11 +50,13 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from tickpar.oracle import VERDICTS
+from tickpar.plugins import BASELINE
+
 __all__ = ["FIGURES", "PDF_PAGES", "breakeven_points", "findings", "load_summary", "main", "render"]
 
-BASELINE = "sequential"
 #: Verdicts from best to worst; a grid cell shows the worst over its seeds.
-SEVERITY = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash", "missing")
+SEVERITY = (*VERDICTS, "missing")
 VERDICT_COLOURS = {
     "exact": "#4c9f50",
     "diverged": "#f0a030",

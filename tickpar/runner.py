@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.envinfo import environment, versions
-from tickpar.eventq import ORDERS, SchedulingError
+from tickpar.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
 from tickpar.params import ParamError, resolve
-from tickpar.plugins import DeadlockError, LookaheadError, RunSpec
+from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
+from tickpar.procgroup import kill_group
 from tickpar.registry import get_registry
 from tickpar.work import WORK_MODES, calibrate, make_work
 
@@ -121,7 +121,7 @@ def resolve_cell(
 
 def golden_cell(cell: Cell) -> Cell:
     """The sequential cell whose record is ``cell``'s golden reference."""
-    return Cell(cell.spec, "sequential", {"checks": True}, 1)
+    return Cell(cell.spec, BASELINE, {"checks": True}, 1)
 
 
 def _where(exc: BaseException) -> str:
@@ -146,6 +146,9 @@ def execute(cell: Cell) -> Outcome:
         return Outcome(failure_record("causality", f"lookahead violation: {err}"), {}, time.perf_counter() - started)
     except DeadlockError as err:
         return Outcome(failure_record("deadlock", str(err)), {}, time.perf_counter() - started)
+    except EventNotFound as err:  # gem5's panic in remove(): a crash, with or without assertions
+        detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
+        return Outcome(failure_record("crash", str(err), **detail), {}, time.perf_counter() - started)
     except Exception as err:
         message = f"{type(err).__name__}: {err}{_where(err)}"
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
@@ -177,7 +180,7 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
         try:
             _, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            kill_group(proc)
             proc.communicate()
             return Outcome(
                 failure_record("timeout", f"cell exceeded its {timeout:g} s limit"), {}, time.perf_counter() - started
@@ -187,13 +190,6 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
         tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
         message = f"worker process exited with status {proc.returncode}: " + " | ".join(tail)
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) -> dict[str, Any]:

@@ -48,6 +48,7 @@ import yaml
 
 from tickpar.eventq import ORDERS
 from tickpar.params import ParamError, resolve
+from tickpar.plugins import BASELINE
 from tickpar.registry import REPO_ROOT, PluginError, Registry, get_registry
 from tickpar.work import WORK_MODES
 
@@ -68,8 +69,6 @@ __all__ = [
 ]
 
 SCHEMA_PATH = REPO_ROOT / "config" / "config.schema.yaml"
-#: The strategy every speedup is relative to, and whose record is the golden one.
-BASELINE = "sequential"
 DEFAULT_VARIANT = "default"
 
 _CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}"

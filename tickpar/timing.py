@@ -42,11 +42,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tickpar.oracle import FAILED_RUN
+from tickpar.plugins import BASELINE
+
 __all__ = ["TIMING_FORMAT", "add_cell_options", "bench", "cell_argv", "measure", "summarize"]
 
 TIMING_FORMAT = "tickpar.timing/1"
 #: Verdicts of the correctness job after which timing is pointless (the run does not finish).
-SKIP_AFTER = ("crash", "timeout", "deadlock")
+SKIP_AFTER = FAILED_RUN
 
 
 # ---------------------------------------------------------------- the pyperf script
@@ -57,7 +60,7 @@ def add_cell_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tickpar cell")
     group.add_argument("--workload", required=True, help="workload name (see `tickpar list`)")
     group.add_argument("--param", action="append", metavar="K=V", help="workload parameter (repeatable)")
-    group.add_argument("--strategy", default="sequential", help="strategy name (default: sequential)")
+    group.add_argument("--strategy", default=BASELINE, help=f"strategy name (default: {BASELINE})")
     group.add_argument("--option", action="append", metavar="K=V", help="strategy option (repeatable)")
     group.add_argument("--workers", type=int, default=1, help="worker count (default 1)")
     group.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
