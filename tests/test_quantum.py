@@ -81,6 +81,15 @@ def test_fewer_quanta_and_more_late_events_as_the_quantum_grows() -> None:
     assert quanta[0] <= PHOLD["end_tick"] // PHOLD["lookahead"] + 1
 
 
+def test_a_relaxed_run_is_the_same_on_threads_and_processes() -> None:
+    """Late events are inserted in queue order at the boundary: deterministic, whatever the backend."""
+    digests = {
+        execute(resolve_cell("phold", PHOLD, "quantum", {"quantum_ratio": 7, "backend": b}, 3, 1)).record.digest
+        for b in ("threads", "processes")
+    }
+    assert len(digests) == 1
+
+
 def test_late_error_is_gem5s_assertion() -> None:
     _cell, verdict, _outcome = _check("multicore", {"quantum_ratio": 10, "late": "error"})
     assert verdict.kind == "causality", verdict.reason
