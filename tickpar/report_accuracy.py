@@ -84,7 +84,8 @@ def fig_accuracy(table: pd.DataFrame) -> plt.Figure:
     for ax, where in zip(axes.flat, panels, strict=False):
         part = long[long["where"] == where].sort_values("quantum_ratio")
         for figure, line in part.groupby("figure", sort=False):
-            ax.plot(line["speedup"], line["error_pct"], marker="o", color=palette[figure], label=figure)
+            ax.plot(line["speedup"], line["error_pct"], marker="o", markersize=4, linewidth=1, alpha=0.7,
+                    color=palette[figure], label=figure)  # fmt: skip
         labelled = part.groupby("quantum_ratio").agg(speedup=("speedup", "first"), error_pct=("error_pct", "max"))
         for ratio, point in labelled.iterrows():
             ax.annotate(_ratio(float(ratio)), (point["speedup"], point["error_pct"]), textcoords="offset points",
