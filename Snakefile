@@ -5,6 +5,7 @@
 #   aggregate.smk  results/summary.csv (tickpar/aggregate.py)
 #   report.smk     figures, findings, results/report.pdf (tickpar/report.py); HTML via --report
 #   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report_failures.py)
+#   accuracy.smk   results/accuracy.csv and the accuracy-speed figure (tickpar/accuracy.py, report_accuracy.py)
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html
 
 
@@ -15,6 +16,7 @@ include: "rules/bounds.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
 include: "rules/failures.smk"
+include: "rules/accuracy.smk"
 
 
 report: "report/workflow.rst"

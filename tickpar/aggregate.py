@@ -161,6 +161,7 @@ def cell_row(
     row["work_units_per_us"] = work_model.get("units_per_us")
     row["work_unit"] = work_model.get("unit")
     row.update(flatten_stats(check.get("stats")))
+    row.update(flatten_stats(check.get("errors"), "error_"))  # relative errors against golden (oracle.errors)
     for name, version in (check.get("versions") or timing.get("versions") or {}).items():
         row[f"ver_{name}"] = version
     return row

@@ -176,6 +176,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.explain and record["anatomy"]:
         print("anatomy:")
         print(format_steps(record["anatomy"]))
+    if verdict.errors is not None:
+        print(_errors_line(verdict.errors))
     return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
 
 
@@ -219,6 +221,12 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         record["shrink"] = result.to_dict()
         write_json_atomic(args.out, record)
     return EXIT_OK
+
+
+def _errors_line(errors: dict[str, float | None]) -> str:
+    """``errors vs golden: final_tick +0.00%, events -1.25%, ...`` (relative, signed)."""
+    parts = [f"{name} {'-' if err is None else f'{err:+.2%}'}" for name, err in errors.items()]
+    return "errors vs golden: " + ", ".join(parts)
 
 
 def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:

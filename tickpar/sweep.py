@@ -202,6 +202,20 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                     "additionalProperties": _table_schema(entry["options"], f"strategy {name} option"),
                 },
                 "timed": {"type": "boolean", "description": "false: correctness jobs only (default true)"},
+                "workers": {
+                    "type": "array",
+                    "description": "worker counts for this strategy, checked and timed (default: the sweep's)",
+                    "items": {"type": "integer", "minimum": 1, "maximum": 4096},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+                "shapes": {
+                    "type": "array",
+                    "description": "run this strategy only on shapes with these names (default: every shape)",
+                    "items": {"$ref": "#/$defs/name"},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
                 "orders": {
                     "type": "array",
                     "description": "order modes for this strategy (default: the sweep's orders)",
@@ -531,9 +545,18 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
             workload_shapes.append((wname, shape, family, params, shape_timed))
 
     variants: list[tuple[str, str, dict[str, Any], bool, list[str]]] = []
+    only: dict[str, tuple[list[int] | None, set[str] | None]] = {}  # a strategy's own workers and shapes
+    shape_names = {shape for _, shape, _, _, _ in workload_shapes}
     for sname, sentry in strategies.items():
         scls = registry.strategy(sname)
         sentry = sentry or {}
+        for shape in sentry.get("shapes") or ():
+            if shape not in shape_names:
+                raise SweepError(
+                    f"strategies.{sname}.shapes: {shape!r} is not a shape of any workload "
+                    f"(shapes: {', '.join(sorted(shape_names))})"
+                )
+        only[sname] = (sentry.get("workers"), set(sentry["shapes"]) if sentry.get("shapes") else None)
         orders = list(sentry.get("orders") or config.get("orders", ["gem5"]))
         timed_variants = sentry.get("variants") or ({} if sentry.get("check_variants") else {DEFAULT_VARIANT: {}})
         check_variants = sentry.get("check_variants") or {}
@@ -564,7 +587,10 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
             scls = registry.strategy(sname)
             mpi = _uses_mpi(scls, options)
             processes = bool(scls().uses_processes(options))
-            for workers in workers_all:
+            own_workers, own_shapes = only[sname]
+            if own_shapes is not None and shape not in own_shapes:
+                continue
+            for workers in own_workers or workers_all:
                 if scls.max_workers is not None and workers > scls.max_workers:
                     skipped["above max_workers"] = skipped.get("above max_workers", 0) + 1
                     continue
@@ -606,7 +632,10 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     seed=seed,
                                     order=order,
                                     work=work,
-                                    timed=timing_on and strategy_timed and shape_timed and workers in timed_workers,
+                                    timed=timing_on
+                                    and strategy_timed
+                                    and shape_timed
+                                    and (workers in timed_workers or own_workers is not None),
                                     mpi=mpi,
                                     processes=processes,
                                     family=family,
