@@ -163,6 +163,23 @@ def test_default_sweep_is_an_experiment() -> None:
         assert {c.workers for c in sweep.timed if c.workload == workload} >= {2}
 
 
+def test_sweep_workers_thin_the_derived_shapes(doubles: Path) -> None:
+    """sweep.workers: on derived shapes only those worker counts are timed, the baseline always stays;
+    correctness-only cells never repeat on derived shapes."""
+    cfg = _test_config()
+    cfg.update(workers=[1, 2], check_workers=[4])
+    cfg["strategies"]["test-mirror"] = None
+    cfg["workloads"]["phold"]["sweep"]["workers"] = [2]
+    sweep = load_sweep(cfg, "test")
+    derived = [c for c in sweep.cells if c.shape == "tiny.work_us2.0"]
+    assert sorted((c.strategy, c.workers) for c in derived) == [("sequential", 1)] * 2 + [("test-mirror", 2)]
+    assert all(c.timed for c in derived)
+    base = [c for c in sweep.cells if c.shape == "tiny" and c.strategy == "test-mirror"]
+    assert sorted(c.workers for c in base) == [1, 2, 4]
+    assert sweep.skipped["on sweep-derived shapes outside sweep.workers"] == 1
+    assert sweep.skipped["correctness-only on sweep-derived shapes"] == 1  # mirror at 4 workers
+
+
 def test_mpi_cells_never_oversubscribe(doubles: Path, tmp_path: Path) -> None:
     """Cells whose strategy runs MPI (backend: mpi or uses_mpi) above max_ranks are left out and counted."""
     plugin = tmp_path / "mpi_double.py"

@@ -16,9 +16,11 @@ A *cell* is (workload, shape, strategy, variant, workers, seed, order, work):
 the strategy.  Cells at ``workers`` are checked and timed; cells at
 ``check_workers`` are checked only.  Left out, and counted: cells above a
 strategy's ``max_workers`` (sequential runs at 1 only), MPI cells with more
-ranks than ``max_ranks`` (default: the usable cores), and correctness-only
-cells (check variants, check workers) on shapes derived by ``sweep:`` (they
-differ from their base shape in one parameter, and the base shape has them).  The golden sequential
+ranks than ``max_ranks`` (default: the usable cores), correctness-only cells
+(check variants, check workers) on shapes derived by ``sweep:`` (they differ
+from their base shape in one parameter, and the base shape has them), and on
+derived shapes the cells at worker counts outside ``sweep.workers`` when it is
+given (the baseline strategy's cells stay: every speedup needs them).  The golden sequential
 record is computed once per (workload, shape, seed, order) and shared.
 
 Files (relative to the working directory; see :class:`SweepCell`)::
@@ -168,6 +170,14 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                         "base": {"$ref": "#/$defs/name"},
                         "param": {"enum": sorted(params)},
                         "values": {"type": "array", "minItems": 1, "uniqueItems": True},
+                        "workers": {
+                            "type": "array",
+                            "description": "worker counts timed on the derived shapes (default: the sweep's "
+                            "workers); the baseline strategy's cells are always kept",
+                            "items": {"type": "integer", "minimum": 1},
+                            "minItems": 1,
+                            "uniqueItems": True,
+                        },
                     },
                 },
             },
@@ -603,6 +613,11 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     # default sweep), which changes no digest: its correctness-only cells would repeat
                     # the base shape's verdicts. Its timed cells are still checked (and timed runs too).
                     why = "correctness-only on sweep-derived shapes"
+                    skipped[why] = skipped.get(why, 0) + 1
+                    continue
+                sweep_workers = (config["workloads"][wname].get("sweep") or {}).get("workers")
+                if family != shape and sname != BASELINE and sweep_workers and workers not in sweep_workers:
+                    why = "on sweep-derived shapes outside sweep.workers"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
                 for order in orders:
