@@ -211,3 +211,28 @@ def test_cli_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main([*args[:7], "--values", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--values" in err[0]
+
+
+def test_a_failing_timing_job_still_writes_every_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's timing job: if the driver itself fails, each cell gets a crash record and the index is written."""
+    from types import SimpleNamespace
+
+    from tickpar import timing
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(timing, "measure_cells", broken)
+    entry = {
+        "workload": "phold", "params": TINY, "strategy": "sequential", "options": {}, "workers": 1, "seed": 1,
+        "order": "gem5", "work": "none", "cli_args": TINY_ARGS, "timing_path": str(tmp_path / "c.json"),
+        "pyperf_path": str(tmp_path / "c.pyperf.json"), "check_path": None, "golden_path": None,
+    }  # fmt: skip
+    settings = {"processes": 2, "values": 3, "warmups": 1, "timeout_s": 10, "inherit_environ": [], "extra_args": [],
+                "min_cpu_available": 0.9}  # fmt: skip
+    smk = SimpleNamespace(params=SimpleNamespace(timing=settings, cells=[entry]), log=[str(tmp_path / "log")],
+                          output=[str(tmp_path / "index.json")])  # fmt: skip
+    timing.main_snakemake(smk)
+    record = json.loads((tmp_path / "c.json").read_text())
+    assert record["status"] == "crash" and "disk full" in record["reason"]
+    assert json.loads((tmp_path / "index.json").read_text())["cells"][0]["status"] == "crash"

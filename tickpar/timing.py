@@ -22,8 +22,9 @@ Two roles, one module:
   consecutive runs it measures the machine's CPU availability
   (:func:`cpu_availability`: a short spin on each usable core, the fraction of
   the wall time it actually got), so each (cell, round) has a probe just before
-  and just after it; a round below ``min_cpu_available`` on either is *contended*: its values are flagged in the record and the aggregate
-  leaves them out of speedups.  pyperf's own ``load_avg_1min`` of the round is
+  and just after it; a round below ``min_cpu_available`` on either is
+  *contended*: its values are flagged in the record and the aggregate leaves
+  them out of speedups.  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
   limit (a hung strategy, its worker processes and MPI ranks are killed
   together); a cell that times out or crashes is not run again.  Every cell
@@ -532,7 +533,19 @@ def measure_cells(
                     probe = None
                     job.done = True
                     job.record.update(status="crash", reason=f"{type(exc).__name__}: {exc}")
-        return [_finish(job, tmp, index, started) for index, job in enumerate(jobs)]
+        records = []
+        for index, job in enumerate(jobs):
+            try:
+                records.append(_finish(job, tmp, index, started))
+            except Exception as exc:  # an unreadable pyperf file: this cell's record says so, the others stand
+                records.append(_crash_record(job, f"{type(exc).__name__} while writing the record: {exc}"))
+        return records
+
+
+def _crash_record(job: TimingJob, reason: str) -> dict[str, Any]:
+    from tickpar.sweep import write_fallback
+
+    return write_fallback(job.out, "crash", reason, "timing")
 
 
 def measure(
@@ -631,30 +644,38 @@ def _summary_line(cell: Any, record: dict[str, Any]) -> str:
     return line
 
 
+def _measure_logged(jobs: Sequence[TimingJob], settings: dict[str, Any], log: Any) -> list[dict[str, Any]]:
+    return measure_cells(
+        jobs,
+        rounds=settings["processes"],
+        values=settings["values"],
+        warmups=settings["warmups"],
+        timeout=settings["timeout_s"],
+        inherit_environ=settings["inherit_environ"],
+        extra_args=settings["extra_args"],
+        min_cpu_available=settings["min_cpu_available"],
+        log=log,
+    )
+
+
 def main_snakemake(smk: Any) -> None:
     """Entry point of ``report/scripts/timing.py``: time one workload shape's cells in interleaved rounds."""
     settings = smk.params.timing
     jobs = [TimingJob.from_entry(entry) for entry in smk.params.cells]
     with open(smk.log[0], "w") as log:
-        records = measure_cells(
-            jobs,
-            rounds=settings["processes"],
-            values=settings["values"],
-            warmups=settings["warmups"],
-            timeout=settings["timeout_s"],
-            inherit_environ=settings["inherit_environ"],
-            extra_args=settings["extra_args"],
-            min_cpu_available=settings["min_cpu_available"],
-            log=log,
-        )
+        try:
+            records = _measure_logged(jobs, settings, log)
+        except Exception as exc:  # every cell still gets a record, and the sweep goes on to the report
+            log.write(f"tickpar: timing job failed: {type(exc).__name__}: {exc}\n")
+            records = [_crash_record(job, f"the timing job failed: {type(exc).__name__}: {exc}") for job in jobs]
         index = {
             "format": TIMING_FORMAT,
             "cells": [
                 {
                     "timing_path": str(job.out),
                     "status": rec["status"],
-                    "median_s": rec["median_s"],
-                    "timed_exact": rec["timed_exact"],
+                    "median_s": rec.get("median_s"),
+                    "timed_exact": rec.get("timed_exact"),
                     "contended": rec.get("contended"),
                 }
                 for job, rec in zip(jobs, records, strict=True)
