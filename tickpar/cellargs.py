@@ -1,7 +1,9 @@
 """A cell's command-line options, defined once: the ``tickpar`` CLI and the pyperf timing script share them.
 
 A cell is (workload, params, strategy, options, workers, seed, order, work).
-:func:`add_cell_options` declares its options on a parser; ``short=False``
+:func:`add_cell_options` declares its options on a parser
+(:func:`add_spec_options`: the run spec's only, for commands such as ``tickpar
+bounds`` that take no strategy); ``short=False``
 leaves out the one-letter aliases (``-w -p -s -o -n``), which the pyperf script
 cannot take because pyperf owns ``-p -n -w -o``.  :func:`cell_argv` turns the
 parsed options back into long-option argv (what pyperf passes to its workers),
@@ -17,21 +19,29 @@ from typing import Any
 from tickpar.params import parse_assignments
 from tickpar.plugins import BASELINE
 
-__all__ = ["add_cell_options", "cell_argv", "cell_from_args"]
+__all__ = ["add_cell_options", "add_spec_options", "cell_argv", "cell_from_args"]
+
+
+def add_spec_options(parser: argparse.ArgumentParser, *, short: bool = True) -> None:
+    """Declare the run spec's options (workload, params, seed, order, work: no strategy) on ``parser``."""
+    _add(parser.add_argument_group("run spec"), short, strategy=False)
 
 
 def add_cell_options(parser: argparse.ArgumentParser, *, short: bool = True) -> None:
     """Declare the cell's options on ``parser`` (with one-letter aliases unless ``short`` is False)."""
+    _add(parser.add_argument_group("cell"), short, strategy=True)
 
+
+def _add(group: Any, short: bool, *, strategy: bool) -> None:
     def names(long: str, letter: str) -> list[str]:
         return [long, letter] if short else [long]
 
-    group = parser.add_argument_group("cell")
     group.add_argument(*names("--workload", "-w"), required=True, help="workload name (see `tickpar list`)")
     group.add_argument(*names("--param", "-p"), action="append", metavar="K=V", help="workload parameter (repeatable)")
-    group.add_argument(*names("--strategy", "-s"), default=BASELINE, help=f"strategy name (default: {BASELINE})")
-    group.add_argument(*names("--option", "-o"), action="append", metavar="K=V", help="strategy option (repeatable)")
-    group.add_argument(*names("--workers", "-n"), type=int, default=1, help="worker count (default 1)")
+    if strategy:
+        group.add_argument(*names("--strategy", "-s"), default=BASELINE, help=f"strategy name (default: {BASELINE})")
+        group.add_argument(*names("--option", "-o"), action="append", metavar="K=V", help="strategy option, repeatable")
+        group.add_argument(*names("--workers", "-n"), type=int, default=1, help="worker count (default 1)")
     group.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
     group.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
     group.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tickpar.cellargs import add_cell_options
+from tickpar.cellargs import add_cell_options, add_spec_options
 from tickpar.cellargs import cell_from_args as _cell_from_args
 from tickpar.oracle import OracleRecord
 from tickpar.params import ParamError, parse_assignments
@@ -230,11 +230,7 @@ def _errors_line(errors: dict[str, float | None]) -> str:
 
 
 def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
-    p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
-    p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
-    p.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
-    p.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
+    add_spec_options(p)
     p.add_argument("--workers-max", type=int, default=64, help="largest worker count (default 64; 1, 2, 4, ...)")
     p.add_argument("--overheads", default="calibrated", help="calibrated (this machine), cxx (gem5-like) or zero")
     p.add_argument("--o-event", type=float, default=None, metavar="S", help="override the per-event overhead (s)")
