@@ -147,7 +147,8 @@ def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path:
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120)
     assert [r["contended"] for r in rec["rounds"]] == [False, True]
     assert rec["value_contended"] == [False] * 3 + [True] * 3
-    assert rec["contended"] is True and rec["n_contended"] == 3 and rec["cpu_available_min"] == 0.4
+    assert rec["n_contended"] == 3 and rec["cpu_available_min"] == 0.4
+    assert rec["contended"] is False  # one round was clean: its values still count
 
 
 def test_cpu_availability_probe() -> None:

@@ -14,8 +14,9 @@ strategy's own promise (``expected_verdict``, ``as_expected``), the timing
 and ``time_loop_median_s`` from the loop times, ``loop_source``: ``stat`` when the
 strategy reported its own ``loop_s``, ``run`` when it is the in-process run),
 the checks of the timing (``timed_exact``: every timed run's digests equal the
-golden ones; ``contended``: some values were taken while the CPU-availability
-probe saw another load, ``n_contended`` of them; ``cpu_available_min``,
+golden ones; ``n_contended``: values taken while the CPU-availability probe saw
+another load, left out of speedups; ``contended``: all of them were, so the
+cell has no speedup; ``cpu_available_min``,
 ``load_avg_1min``), the derived speed (``speedup`` with ``speedup_lo``/``speedup_hi``,
 ``loop_speedup`` with ``loop_speedup_lo``/``loop_speedup_hi``, ``efficiency``,
 ``events_per_s``, ``us_per_event``, ``overhead_us_per_event``), the strategy's
@@ -149,8 +150,9 @@ def cell_row(
     row["time_loop_median_s"] = timing.get("loop_median_s")
     row["loop_source"] = timing.get("loop_source")
     row["timed_exact"] = timing.get("timed_exact") if entry.get("timed") else None
-    row["contended"] = timing.get("contended") if entry.get("timed") else None
-    row["n_contended"] = timing.get("n_contended", 0) if entry.get("timed") else 0
+    flags = [bool(f) for f in timing.get("value_contended") or []]
+    row["contended"] = (bool(flags) and all(flags)) if entry.get("timed") else None
+    row["n_contended"] = sum(flags)
     row["cpu_available_min"] = timing.get("cpu_available_min")
     row["load_avg_1min"] = timing.get("load_avg_1min_max")
     env = check.get("env") or timing.get("env") or {}

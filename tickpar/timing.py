@@ -23,8 +23,9 @@ Two roles, one module:
   (:func:`cpu_availability`: a short spin on each usable core, the fraction of
   the wall time it actually got), so each (cell, round) has a probe just before
   and just after it; a round below ``min_cpu_available`` on either is
-  *contended*: its values are flagged in the record and the aggregate leaves
-  them out of speedups.  pyperf's own ``load_avg_1min`` of the round is
+  *contended*: its values are flagged in the record (``value_contended``,
+  ``n_contended``) and the aggregate leaves them out of speedups; a cell whose
+  rounds were all contended is ``contended``.  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
   limit (a hung strategy, its worker processes and MPI ranks are killed
   together); a cell that times out or crashes is not run again.  Every cell
@@ -456,7 +457,8 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
     record["timed_verdicts"] = counts
     record["timed_exact"] = all(v == "exact" for v in verdicts) if verdicts else None
     record["loop_source"] = next((r["loop_source"] for r in rounds if r["loop_source"]), None)
-    record["contended"] = any(r["contended"] for r in rounds)
+    # Contended: no value was taken without contention (none can enter a speedup); n_contended: values left out.
+    record["contended"] = bool(rounds) and all(r["contended"] for r in rounds)
     record["n_contended"] = sum(record["value_contended"])
     avail = [x for r in rounds for x in (r["cpu_available_before"], r["cpu_available_after"])]
     record["cpu_available_min"] = min(avail) if avail else None
@@ -639,8 +641,8 @@ def _summary_line(cell: Any, record: dict[str, Any]) -> str:
         f" ({record['loop_source']}); timed runs {'exact' if record['timed_exact'] else 'NOT exact'}"
         f"; CPU available >= {record['cpu_available_min']:.2f}"
     )
-    if record["contended"]:
-        line += f" (CONTENDED: {record['n_contended']} values)"
+    if record["n_contended"]:
+        line += f" (CONTENDED: {record['n_contended']} of {record['n_values']} values, left out of speedups)"
     return line
 
 
