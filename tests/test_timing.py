@@ -110,6 +110,18 @@ def test_measure_writes_record_and_pyperf_json(tmp_path: Path) -> None:
     assert shown.returncode == 0 and "Mean +- std dev" in shown.stdout
 
 
+def test_every_worker_uses_the_drivers_work_calibration(tmp_path: Path) -> None:
+    """One calibration per timing job: each round's fresh worker does the same work per event as the others."""
+    cell = resolve_cell("phold", TINY, "sequential", {}, 1, 1, "gem5", "gil-release")
+    rec = measure(cell, [*TINY_ARGS, "--work", "gil-release"], tmp_path / "t.json", processes=2, values=3,
+                  warmups=0, timeout=120)  # fmt: skip
+    assert rec["status"] == "ok", rec["reason"]
+    rate = rec["work_units_per_us"]
+    assert rate > 0
+    runs = pyperf.BenchmarkSuite.load(str(tmp_path / "t.pyperf.json")).get_benchmarks()[0].get_runs()
+    assert [run.get_metadata()["tickpar_work_rate"] for run in runs] == [rate, rate]
+
+
 def test_rounds_interleave_the_cells(tmp_path: Path) -> None:
     """Round r times every cell once, rotated by r: the log shows cells alternating, not one cell's rounds in a row."""
     jobs = [
@@ -237,3 +249,13 @@ def test_a_failing_timing_job_still_writes_every_record(tmp_path: Path, monkeypa
     record = json.loads((tmp_path / "c.json").read_text())
     assert record["status"] == "crash" and "disk full" in record["reason"]
     assert json.loads((tmp_path / "index.json").read_text())["cells"][0]["status"] == "crash"
+
+
+def test_set_rate_refuses_what_has_no_rate() -> None:
+    """tickpar.work.set_rate: only gil-release and gil-hold have a rate, and it is positive (one-line errors)."""
+    from tickpar.work import set_rate
+
+    with pytest.raises(ValueError, match="'none' has no rate"):
+        set_rate("none", 1.0)
+    with pytest.raises(ValueError, match="work rate 0.0 is not allowed"):
+        set_rate("gil-hold", 0.0)

@@ -155,6 +155,7 @@ def cell_row(
     row["n_contended"] = sum(flags)
     row["cpu_available_min"] = timing.get("cpu_available_min")
     row["load_avg_1min"] = timing.get("load_avg_1min_max")
+    row["timing_work_units_per_us"] = timing.get("work_units_per_us")
     env = check.get("env") or timing.get("env") or {}
     for key in _ENV_KEYS:
         row[key] = env.get(key)

@@ -37,8 +37,11 @@ Two roles, one module:
 after every correctness job; ``rules/bench.smk``) and a standalone ``tickpar
 time`` with the same settings produce the same statistic.
 
-Work calibration (``tickpar.work``) runs in each worker before the first value,
-never inside a timed simulation.
+Work calibration (``tickpar.work``) runs once in the driver, and every worker
+it starts uses that rate (``--work-rate``): every cell of a timing job does the
+same work per event (separate calibrations in each process differ by a few
+percent, which biased speedups by as much).  Nothing is calibrated inside a
+timed simulation.
 
 # Timing record format history:
 # tickpar.timing/1: first version (status, reason, cell, values, warmups, mean_s, stdev_s, median_s,
@@ -46,7 +49,8 @@ never inside a timed simulation.
 # tickpar.timing/2: interleaved rounds (one fresh process per cell per round): rounds (per round:
 #   values, loop_values, verdicts, cpu_available_before/after, load_avg_1min, contended),
 #   value_contended, loop_values, loop_source, timed_exact, timed_verdicts, contended,
-#   n_contended, cpu_available_min, load_avg_1min_max, loop_mean_s, loop_median_s, golden.
+#   n_contended, cpu_available_min, load_avg_1min_max, loop_mean_s, loop_median_s, golden,
+#   work_units_per_us (the driver's one calibration, used by every worker).
 """
 
 from __future__ import annotations
@@ -153,6 +157,7 @@ def _worker_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tickpar check")
     group.add_argument("--golden", help="golden record: every timed run's digests are compared with it")
     group.add_argument("--runs-out", help="append one JSON line per run (verdict, wall and loop time) to FILE")
+    group.add_argument("--work-rate", type=float, help="work units per microsecond (default: calibrated here)")
 
 
 def _worker_argv(args: argparse.Namespace) -> list[str]:
@@ -161,6 +166,8 @@ def _worker_argv(args: argparse.Namespace) -> list[str]:
         out += ["--golden", args.golden]
     if args.runs_out:
         out += ["--runs-out", args.runs_out]
+    if args.work_rate:
+        out += ["--work-rate", repr(args.work_rate)]
     return out
 
 
@@ -192,7 +199,7 @@ def _script_main() -> None:
         return
     from tickpar.params import ParamError
     from tickpar.registry import PluginError
-    from tickpar.work import calibrate
+    from tickpar.work import calibrate, set_rate
 
     try:
         cell = cell_from_args(args)
@@ -201,7 +208,10 @@ def _script_main() -> None:
         print(f"tickpar.timing: error: {exc}", file=sys.stderr)
         sys.exit(2)
     runner.metadata["tickpar_cell"] = json.dumps(cell.to_dict(), sort_keys=True, separators=(",", ":"))
-    calibrate(cell.spec.work)  # once per worker, outside every timed value
+    if args.work_rate and cell.spec.work != "none":
+        set_rate(cell.spec.work, args.work_rate)  # the driver's one calibration: the same work in every cell
+        runner.metadata["tickpar_work_rate"] = args.work_rate
+    calibrate(cell.spec.work)  # once per worker, outside every timed value (a no-op after set_rate)
     runner.bench_time_func(name, bench, _TimedCell(cell, golden, args.runs_out, args.warmups))
 
 
@@ -333,6 +343,7 @@ def _new_record(job: TimingJob, rounds: int, values: int, warmups: int) -> dict[
         **summarize([]),
         "pyperf_file": None,
         "pyperf_metadata": {},
+        "work_units_per_us": None,
     }
 
 
@@ -348,6 +359,13 @@ def _compute_golden(job: TimingJob, tmp: Path, index: int) -> str:
     path = tmp / f"cell{index}.golden.json"
     write_json_atomic(path, make_record(cell, outcome))
     return str(path)
+
+
+def _work_rate(mode: str) -> float:
+    """This process's calibration of ``mode`` (once per timing job): every worker it starts uses it."""
+    from tickpar.work import calibrate
+
+    return calibrate(mode)
 
 
 def _read_runs(path: Path) -> list[dict[str, Any]]:
@@ -382,8 +400,11 @@ def _time_round(
     runs_out = tmp / f"cell{index}.r{round_no}.runs.jsonl"
     golden = job.golden or _compute_golden(job, tmp, index)
     job.golden = golden
+    rate = _work_rate(job.cell.spec.work)
+    record["work_units_per_us"] = rate
     cmd = [
         sys.executable, "-m", "tickpar.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
+        *(["--work-rate", repr(rate)] if rate else []),
         "--processes", "1", "--values", str(values), "--warmups", str(warmups),
         "--loops", "1", "--append", str(appended), *extra_args,
     ]  # fmt: skip

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["WORK_MODES", "WorkModel", "make_work"]
+__all__ = ["WORK_MODES", "WorkModel", "make_work", "set_rate"]
 
 WORK_MODES = ("gil-release", "gil-hold", "none")
 
@@ -80,6 +80,20 @@ def calibrate(mode: str) -> float:
             rate = _median_rate(_spin, 200_000)
         _calibrated[mode] = rate
     return _calibrated[mode]
+
+
+def set_rate(mode: str, units_per_us: float) -> None:
+    """Use ``units_per_us`` for ``mode`` in this process instead of calibrating here.
+
+    A timing job calibrates once and gives every pyperf worker the same rate, so
+    that every cell of a speedup does the same work per event (two processes'
+    own calibrations differ by a few percent).
+    """
+    if mode not in WORK_MODES or mode == "none":
+        raise ValueError(f"work mode {mode!r} has no rate: choose gil-release or gil-hold")
+    if not units_per_us > 0:
+        raise ValueError(f"work rate {units_per_us!r} is not allowed: units per microsecond > 0")
+    _calibrated[mode] = float(units_per_us)
 
 
 def make_work(mode: str) -> tuple[Callable[[float], None], WorkModel]:
