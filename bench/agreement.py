@@ -3,7 +3,8 @@
 For each named cell (its key under ``results/timing/``, e.g.
 ``phold/wide.work_us300/conservative/window-threads/canonical/gil-release/w2-s1``)
 this runs ``tickpar time`` on the cell with the sweep's own timing settings
-(rounds, values, warm-ups: the same statistic) and prints the pipeline's median,
+(rounds, values, warm-ups: the same statistic) and the pipeline's work
+calibration (``--work-rate``: exactly the same work per event), and prints the pipeline's median,
 the standalone median and their ratio (the goal: within 5%), with each side's
 contention flag.  Run it on a quiet machine, from the directory the sweep ran in:
 
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                 sys.executable, "-m", "tickpar", "time", *cell.cli_args(), "--processes", str(timing["processes"]),
                 "--values", str(timing["values"]), "--warmups", str(timing["warmups"]), "--out", str(out),
                 "--min-cpu-available", str(timing["min_cpu_available"]),
+                *(["--work-rate", repr(piped["work_units_per_us"])] if piped.get("work_units_per_us") else []),
             ]  # fmt: skip
             subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
             alone = json.loads(out.read_text())

@@ -120,6 +120,9 @@ def test_every_worker_uses_the_drivers_work_calibration(tmp_path: Path) -> None:
     assert rate > 0
     runs = pyperf.BenchmarkSuite.load(str(tmp_path / "t.pyperf.json")).get_benchmarks()[0].get_runs()
     assert [run.get_metadata()["tickpar_work_rate"] for run in runs] == [rate, rate]
+    given = measure(cell, [*TINY_ARGS, "--work", "gil-release"], tmp_path / "u.json", processes=1, values=5,
+                    warmups=0, timeout=120, work_rate=123.5)  # fmt: skip
+    assert given["work_units_per_us"] == 123.5  # tickpar time --work-rate: a pipeline record's exact work
 
 
 def test_rounds_interleave_the_cells(tmp_path: Path) -> None:
@@ -257,5 +260,5 @@ def test_set_rate_refuses_what_has_no_rate() -> None:
 
     with pytest.raises(ValueError, match="'none' has no rate"):
         set_rate("none", 1.0)
-    with pytest.raises(ValueError, match="work rate 0.0 is not allowed"):
+    with pytest.raises(ValueError, match=r"work rate 0\.0 is not allowed"):
         set_rate("gil-hold", 0.0)

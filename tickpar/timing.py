@@ -37,8 +37,10 @@ Two roles, one module:
 after every correctness job; ``rules/bench.smk``) and a standalone ``tickpar
 time`` with the same settings produce the same statistic.
 
-Work calibration (``tickpar.work``) runs once in the driver, and every worker
-it starts uses that rate (``--work-rate``): every cell of a timing job does the
+Work calibration (``tickpar.work``) runs once in the driver, after a first
+CPU-availability probe has brought the cores up to speed, and every worker it
+starts uses that rate (``--work-rate``; ``tickpar time --work-rate`` takes a
+pipeline record's ``work_units_per_us`` to repeat exactly its work): every cell of a timing job does the
 same work per event (separate calibrations in each process differ by a few
 percent, which biased speedups by as much).  Nothing is calibrated inside a
 timed simulation.
@@ -391,6 +393,7 @@ def _time_round(
     min_cpu_available: float,
     log: Any,
     before: dict[str, Any] | None = None,
+    rate: float = 0.0,
 ) -> dict[str, Any]:
     """One fresh pyperf worker process for ``job``: its values join the job's record.
 
@@ -403,7 +406,6 @@ def _time_round(
     runs_out = tmp / f"cell{index}.r{round_no}.runs.jsonl"
     golden = job.golden or _compute_golden(job, tmp, index)
     job.golden = golden
-    rate = _work_rate(job.cell.spec.work)
     record["work_units_per_us"] = rate
     cmd = [
         sys.executable, "-m", "tickpar.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
@@ -521,12 +523,15 @@ def measure_cells(
     inherit_environ: Sequence[str] = (),
     extra_args: Sequence[str] = (),
     min_cpu_available: float = MIN_CPU_AVAILABLE,
+    work_rate: float | None = None,
     log: Any = None,
 ) -> list[dict[str, Any]]:
     """Time ``jobs`` in ``rounds`` interleaved rounds; write every job's record (never raises on a cell's failure).
 
     ``timeout`` limits one pyperf run (one cell, one round).  A job whose
     ``check`` record says its run did not finish is not timed (status ``skipped``).
+    ``work_rate``: work units per microsecond for every worker (default: one
+    calibration here, after a CPU-availability probe has brought the cores up to speed).
     """
     if rounds < 1 or values < 1 or warmups < 0:
         raise ValueError("--processes and --values must be >= 1, --warmups >= 0")
@@ -543,7 +548,9 @@ def measure_cells(
     with tempfile.TemporaryDirectory(prefix=".tickpar-timing-", dir=parent) as tmp_name:
         tmp = Path(tmp_name)
         indexed = list(enumerate(jobs))
-        probe: dict[str, Any] | None = None  # the last probe, while nothing has run since
+        probe: dict[str, Any] | None = cpu_availability()  # the last probe, while nothing has run since
+        modes = {job.cell.spec.work for job in jobs}
+        rates = {mode: 0.0 if mode == "none" else work_rate or _work_rate(mode) for mode in modes}
         for round_no in range(rounds):
             shift = round_no % len(indexed) if indexed else 0
             for index, job in indexed[shift:] + indexed[:shift]:  # rotated: no cell always first
@@ -553,7 +560,7 @@ def measure_cells(
                     probe = _time_round(
                         job, index, round_no, tmp, values=values, warmups=warmups, timeout=timeout,
                         inherit=inherit, extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
-                        before=probe,
+                        before=probe, rate=rates[job.cell.spec.work],
                     )  # fmt: skip
                 except Exception as exc:  # a broken golden or pyperf file is this cell's result, not the job's
                     probe = None
@@ -589,6 +596,7 @@ def measure(
     check: str | Path | None = None,
     golden: str | Path | None = None,
     min_cpu_available: float = MIN_CPU_AVAILABLE,
+    work_rate: float | None = None,
     log: Any = None,
 ) -> dict[str, Any]:
     """Time one cell (``processes`` rounds of one fresh process each) and write its record to ``out``.
@@ -605,7 +613,7 @@ def measure(
     )  # fmt: skip
     return measure_cells(
         [job], rounds=processes, values=values, warmups=warmups, timeout=timeout, inherit_environ=inherit_environ,
-        extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
+        extra_args=extra_args, min_cpu_available=min_cpu_available, work_rate=work_rate, log=log,
     )[0]  # fmt: skip
 
 
@@ -623,6 +631,11 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", help="correctness record: skip timing when its verdict is crash/timeout/deadlock")
     parser.add_argument("--golden", help="golden record to check every timed run against (default: computed)")
     parser.add_argument(
+        "--work-rate", type=float, default=None, metavar="U",
+        help="work units per microsecond (default: calibrated once); a pipeline record's work_units_per_us "
+        "gives exactly its work per event",
+    )  # fmt: skip
+    parser.add_argument(
         "--min-cpu-available", type=float, default=MIN_CPU_AVAILABLE, metavar="F",
         help=f"rounds whose CPU-availability probe gives less are flagged contended (default {MIN_CPU_AVAILABLE})",
     )  # fmt: skip
@@ -632,6 +645,8 @@ def run_cli(args: argparse.Namespace, cell: Any) -> int:
     """``tickpar time``: 0 when timed, 1 when the record says it could not be (the record is written anyway)."""
     if not 0.0 <= args.min_cpu_available <= 1.0:
         raise ValueError(f"--min-cpu-available {args.min_cpu_available} is not allowed: a share in [0, 1]")
+    if args.work_rate is not None and not args.work_rate > 0:
+        raise ValueError(f"--work-rate {args.work_rate} is not allowed: units per microsecond > 0")
     with tempfile.TemporaryDirectory(prefix="tickpar-time-") as tmp:
         out = args.out or str(Path(tmp, "timing.json"))
         record = measure(
@@ -648,6 +663,7 @@ def run_cli(args: argparse.Namespace, cell: Any) -> int:
             check=args.check,
             golden=args.golden,
             min_cpu_available=args.min_cpu_available,
+            work_rate=args.work_rate,
             log=sys.stdout,
         )
     print(_summary_line(cell, record))
