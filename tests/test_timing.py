@@ -164,6 +164,7 @@ def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert rec["value_contended"] == [False] * 3 + [True] * 3
     assert rec["n_contended"] == 3 and rec["cpu_available_min"] == 0.4
     assert rec["contended"] is False  # one round was clean: its values still count
+    assert rec["n_values"] == 6 and rec["median_s"] == sorted(rec["values"][:3])[1]  # statistics of clean values
 
 
 def test_cpu_availability_probe() -> None:

@@ -52,7 +52,8 @@ timed simulation.
 #   values, loop_values, verdicts, cpu_available_before/after, load_avg_1min, contended),
 #   value_contended, loop_values, loop_source, timed_exact, timed_verdicts, contended,
 #   n_contended, cpu_available_min, load_avg_1min_max, loop_mean_s, loop_median_s, golden,
-#   work_units_per_us (the driver's one calibration, used by every worker).
+#   work_units_per_us (the driver's one calibration, used by every worker); mean_s, median_s, stdev_s,
+#   min_s, max_s and the loop statistics leave contended values out (n_values still counts them all).
 """
 
 from __future__ import annotations
@@ -490,8 +491,10 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
     record["cpu_available_min"] = min(avail) if avail else None
     loads = [r["load_avg_1min"] for r in rounds if isinstance(r["load_avg_1min"], (int, float))]
     record["load_avg_1min_max"] = max(loads) if loads else None
-    record.update(summarize(record["values"]))
-    loop = summarize(record["loop_values"])
+    # The statistics leave contended values out, as speedups do (all values when every one was contended).
+    keep = [i for i, flag in enumerate(record["value_contended"]) if not flag] or list(range(len(record["values"])))
+    record.update(summarize([record["values"][i] for i in keep]), n_values=len(record["values"]))
+    loop = summarize([record["loop_values"][i] for i in keep])
     record["loop_mean_s"], record["loop_median_s"] = loop["mean_s"], loop["median_s"]
     appended = tmp / f"cell{index}.pyperf.json"
     if rounds and appended.exists():
