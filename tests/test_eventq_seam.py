@@ -10,7 +10,17 @@ from __future__ import annotations
 import pytest
 
 from tickpar.eventkeys import canonical_source, key_priority, key_when, pack_key, source_parts
-from tickpar.eventq import BatchQueue, Deferred, Event, EventNotFound, EventQueue, Priority, SchedulingError
+from tickpar.eventq import (
+    BatchQueue,
+    Deferred,
+    Event,
+    EventNotFound,
+    EventQueue,
+    Priority,
+    SchedulingError,
+    op_key,
+    op_live,
+)
 
 
 def tagged(log: list[object], name: str, priority: int = 0, queue: EventQueue | None = None) -> Event:
@@ -103,7 +113,7 @@ def test_deferred_operations_change_the_event_at_once_and_the_heap_only_at_commi
     q.defer_to(None)
     assert a.scheduled and c.when == 10 and q.pending() == []
     assert len(d.ops) == 4 and d.size_delta == 3
-    assert not d.ops[2].live and d.ops[3].live  # the reschedule retired c's first insertion
+    assert not op_live(d.ops[2]) and op_live(d.ops[3])  # the reschedule retired c's first insertion
     assert q.commit(d.ops, d.size_delta) == 3
     drain(q)
     assert log == ["C", "B", "A"]  # gem5 LIFO among the committed insertions, as if scheduled directly
@@ -194,7 +204,8 @@ def test_run_entry_and_run_op_serve_inside_the_batch(log: list[object]) -> None:
     q.defer_to(d)
     q.schedule(child, 5)
     op = d.ops[0]
-    q.run_op(d, op, op.key, -1)
+    assert q.run_op(d, op, op_key(op), -1)
+    assert not q.run_op(d, op, op_key(op), -1)
     assert q.run_entry(d, entry)
     assert not q.run_entry(d, entry)  # no longer live: not run twice
     q.defer_to(None)
