@@ -11,7 +11,8 @@ thread (``executor=inline``: the same semantics, deterministic, for tests).
 The batch ends at a barrier before time advances.  Bins with fewer than
 ``min_parallel`` events, or with a single group, and every bin when
 ``workers == 1``, are served by the plain gem5 loop
-(:meth:`~tickpar.eventq.EventQueue.serve_until` ``K``): exact by
+(:meth:`~tickpar.eventq.EventQueue.serve_bin`, then
+:meth:`~tickpar.eventq.EventQueue.serve_until` ``K``): exact by
 construction, no barrier to pay.
 
 Lookahead: none needed: only events of one ``(when, priority)`` key run

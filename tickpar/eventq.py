@@ -56,10 +56,13 @@ live exactly when the two agree (or the entry is one of the event's
 double-schedule duplicates) and an event is scheduled exactly when
 ``event._tie is not None``.  Deschedule and reschedule only forget the old
 entry; serving skips such stale entries.  Nothing outside this module reads
-those fields: engines use the primitives below (:class:`Entry`,
-:meth:`EventQueue.pop_bin`, :meth:`EventQueue.put_back`,
-:meth:`EventQueue.serve_until`, :meth:`EventQueue.commit` and
-:class:`BatchQueue`'s deferred mode).
+those fields: engines use the primitives below (:class:`Entry` and its
+``live``, :meth:`EventQueue.head`, :meth:`EventQueue.pop_bin`,
+:meth:`EventQueue.put_back`, :meth:`EventQueue.serve_bin`,
+:meth:`EventQueue.serve_until`, :meth:`EventQueue.commit`, and
+:class:`BatchQueue`'s deferred mode with :class:`Deferred`, :data:`Op`,
+:func:`op_key` and :func:`op_live`).  ``debug_invariants=True`` runs
+:meth:`EventQueue.check_invariants` after every commit.
 """
 
 from __future__ import annotations
