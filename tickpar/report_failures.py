@@ -130,7 +130,8 @@ def timeline_figure(steps: list[dict[str, Any]], title: str, path: Path) -> None
 
 
 def failure_rates(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    """split's verdicts over interleave seeds at each ``preempt``, and over real-threads runs."""
+    """split's verdicts over interleave seeds at each ``preempt`` (run seed 1), and over real-threads runs
+    (run seeds 1, 2, ...: each a different model and a different timing)."""
     workload, workers = cfg["workload"], int(cfg.get("workers", 2))
     params = dict(cfg.get("params") or {})
     rows: list[dict[str, Any]] = []
@@ -143,9 +144,8 @@ def failure_rates(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     if threads:
         tparams = {**params, **(threads.get("params") or {})}
         for run in range(int(threads.get("runs", 4))):
-            cell = resolve_cell(
-                workload, tparams, "split", {"executor": "threads"}, workers, 1, work=threads.get("work", "gil-release")
-            )
+            work = threads.get("work", "gil-release")
+            cell = resolve_cell(workload, tparams, "split", {"executor": "threads"}, workers, run + 1, work=work)
             verdict, _ = check_cell(cell)
             rows.append({"executor": "threads", "preempt": None, "run": run, "verdict": verdict.kind})
     return rows
