@@ -1,20 +1,24 @@
 """``sequential``: gem5's ``doSimLoop``/``serviceOne`` on one queue, the reference for every result.
 
-Sync: none: one worker serves one queue, one event at a time (gem5's
-``serviceOne``).
-Lookahead: none needed: nothing runs ahead of ``cur_tick``.
-Ownership: every component on the one queue, run by the one worker.
-Determinism: deterministic in both order modes; it defines the golden digests.
-Promise: ``exact`` in both order modes, by definition.
+Sync: none: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
+component (:func:`~tickpar.simloop.start_single_queue`), events served
+strictly one at a time in (when, priority, tie) order; ``cur_tick`` moves
+only inside ``service_one``, right before ``process()``.  A workload's
+``end_tick`` becomes gem5's ``simulate()`` limit: an exit event at
+``(end_tick, SIM_EXIT)``.
 
-Contract: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
-component, events served strictly one at a time in (when, priority, tie)
-order; ``cur_tick`` moves only inside ``service_one``, right before
-``process()``.  A workload's ``end_tick`` becomes gem5's ``simulate()`` limit:
-an exit event at ``(end_tick, SIM_EXIT)``.  Deterministic in both order modes:
-it *defines* the golden digests.
+Lookahead: not used: nothing runs beside anything else.
+
+Ownership: the one worker is inside every component; the model is built
+without race guards.
+
+Determinism: deterministic in both order modes: it *defines* the golden
+digests.  ``checks=false`` runs gem5 with its assertions compiled out
+(violations recorded; a double schedule runs twice; a deschedule of an event
+not in the queue panics, verdict ``crash``).
+
+Promise: ``exact``, by definition.
 """
-
 from __future__ import annotations
 
 import time

@@ -109,7 +109,7 @@ class _Group:
         self.members: list[tuple[Entry, int]] = []  # (entry, batch index) in queue order
         self.children: list[tuple[int, int, int, Op]] = []  # (key, tie, n, op): zero-delay children to run here
         self.nchild = 0
-        self.d: Deferred = Deferred(-1)
+        self.d: Deferred = None  # type: ignore[assignment]  # set when the batch starts
         self.error: BaseException | None = None
         self.local_children = 0
         self.late_children = 0
@@ -299,9 +299,8 @@ class _Runner:
                     key, tie, _n, op = heappop(children)
                     if op.live:
                         run_op(d, op, key, tie)
-                if entry.live:  # not rescheduled or descheduled by an earlier event
-                    start = len(ops)
-                    run_entry(d, entry)
+                start = len(ops)
+                if run_entry(d, entry):  # False: an earlier event rescheduled or descheduled it
                     spans[index] = (ops, start, len(ops))
             while children:
                 key, tie, _n, op = heappop(children)
@@ -333,9 +332,12 @@ class _Runner:
                 members: list[Entry] = []
                 if head.event.__class__ in model_events:
                     members = queue.pop_bin()
-                    if len(members) >= self.min_parallel and all(e.event.__class__ in model_events for e in members):
+                    if len(members) >= self.min_parallel:
                         for index, entry in enumerate(members):
-                            ev = entry.event
+                            ev = entry[2]
+                            if ev.__class__ not in model_events:
+                                groups.clear()  # an exit or plain event in the bin: the gem5 loop serves it
+                                break
                             lk = ev.name if by_name else ev.component  # type: ignore[attr-defined]
                             g = groups.get(lk)
                             if g is None:
@@ -365,8 +367,12 @@ class _Runner:
         for g in groups:
             g.d = Deferred(kbatch, message_class, g.on_op)
             gid = g.gid
+            last = None
             for entry, _index in g.members:
-                comp = entry.event.component  # type: ignore[attr-defined]
+                comp = entry[2].component  # type: ignore[attr-defined]
+                if comp is last:
+                    continue  # lock_key=component: one claim per group
+                last = comp
                 occupant = comp.claim(gid)
                 if occupant is None:
                     claimed.append(comp)
@@ -393,17 +399,28 @@ class _Runner:
         """After the barrier: insertions, violations and the first error, in sequential order."""
         queue = self.queue
         stats = self.stats
-        size_delta = sum(g.d.size_delta for g in groups)
-        if not any(g.nchild or g.error is not None or g.d.violations for g in groups):
+        size_delta = 0
+        execs = 0
+        simple = True
+        for g in groups:
+            d = g.d
+            size_delta += d.size_delta
+            execs += len(d.execs)
+            if g.nchild or g.error is not None or d.violations:
+                simple = False
+        if simple:
             # Fast path: only the bin's own events ran, so the sequential order is the bin's order.
             ordered: list[Op] = []
             for span in self.spans:
                 if span is not None:
                     ops, first, end = span
-                    ordered += ops[first:end]
+                    if end - first == 1:
+                        ordered.append(ops[first])
+                    elif end > first:
+                        ordered += ops[first:end]
             queue.commit(ordered, size_delta)
             stats["replayed_ops"] += len(ordered)
-            stats["parallel_events"] += sum(len(g.d.execs) for g in groups)
+            stats["parallel_events"] += execs
             return
         runs: list[list[tuple[Any, Any, int, int, int, int]]] = []
         for g in groups:

@@ -539,7 +539,7 @@ def test_checks_off_lets_calls_through_and_records_violations(log: list[object])
     assert len(q) == 2 and a.when == 95
     q.reschedule(b, 120)  # not scheduled, always=False: schedules it anyway
     assert b.scheduled and len(q) == 3
-    with pytest.raises(EventNotFound, match="^event not found!"):
+    with pytest.raises(EventNotFound, match=r"^event not found!"):
         q.deschedule(Event(name="ghost"))  # not in the queue: gem5's remove() panics, asserts or not
     assert [(v.op, v.event, v.when, v.cur_tick, v.reason) for v in q.violations] == [
         ("schedule", "A", 90, 100, "past"),

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tickpar.cellargs import add_cell_options
+from tickpar.cellargs import cell_from_args as _cell_from_args
 from tickpar.oracle import OracleRecord
 from tickpar.params import ParamError, parse_assignments
 from tickpar.plugins import BASELINE
@@ -33,14 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_cell_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
-    p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
-    p.add_argument("--strategy", "-s", default=BASELINE, help=f"strategy name (default: {BASELINE})")
-    p.add_argument("--option", "-o", action="append", metavar="K=V", help="strategy option (repeatable)")
-    p.add_argument("--workers", "-n", type=int, default=1, help="worker count (default 1)")
-    p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
-    p.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
-    p.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
+    add_cell_options(p)
     p.add_argument("--timeout", type=float, default=None, help="run in a child process, killed after S seconds")
     p.add_argument("--out", help="write the JSON record to FILE (atomically)")
 
@@ -67,22 +62,6 @@ def _parser() -> argparse.ArgumentParser:
     _add_time_arguments(p_time)
     _add_bounds_arguments(sub.add_parser("bounds", help="ideal speedups from the event DAG of a sequential run"))
     return parser
-
-
-def _cell_from_args(args: argparse.Namespace, trace: bool = False) -> Any:
-    from tickpar.runner import resolve_cell
-
-    return resolve_cell(
-        args.workload,
-        parse_assignments(args.param, "--param"),
-        args.strategy,
-        parse_assignments(args.option, "--option"),
-        args.workers,
-        args.seed,
-        args.order,
-        args.work,
-        trace,
-    )
 
 
 def _check_timeout(args: argparse.Namespace) -> None:
@@ -199,6 +178,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.explain and record["anatomy"]:
         print("anatomy:")
         print(format_steps(record["anatomy"]))
+    if verdict.errors is not None:
+        print(_errors_line(verdict.errors))
     return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
 
 
@@ -244,6 +225,12 @@ def cmd_shrink(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _errors_line(errors: dict[str, float | None]) -> str:
+    """``errors vs golden: final_tick +0.00%, events -1.25%, ...`` (relative, signed)."""
+    parts = [f"{name} {'-' if err is None else f'{err:+.2%}'}" for name, err in errors.items()]
+    return "errors vs golden: " + ", ".join(parts)
+
+
 def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
     p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
@@ -275,7 +262,10 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed, args.order, args.work
     ).spec
     workers = bounds.default_workers(args.workers_max)
-    dag = bounds.record_dag(spec)
+    try:
+        dag = bounds.record_dag(spec)
+    except ValueError as exc:  # a run the DAG cannot describe: say what, in one line
+        raise CLIError(f"workload {args.workload}: cannot record its event DAG: {exc}") from None
     if len(dag) == 0:
         raise CLIError(f"workload {args.workload} processed no events: nothing to bound")
     costs = bounds.overheads(args.overheads, workers)

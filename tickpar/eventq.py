@@ -334,7 +334,8 @@ class Entry(NamedTuple):
     @property
     def live(self) -> bool:
         """True while nothing (deschedule, reschedule, serving) has retired this entry."""
-        return _is_live(self.event, self.tie)
+        event = self[2]
+        return event._tie == self[1] or (event._dups is not None and _is_live(event, self[1]))
 
 
 class Op(NamedTuple):
@@ -551,19 +552,20 @@ class EventQueue:
         """Serve the older entry of a double-scheduled event at its own tick (see the module docstring)."""
         _forget_dup(event, tie)
         self._size -= 1
+        when = key_when(key)
+        if not event._squashed:
+            self.cur_tick = when
+        return self._execute_duplicate(event, when)
+
+    def _execute_duplicate(self, event: Event, when: int) -> Event | None:
+        """``execute_popped`` for an older entry: ``when`` reads the entry's own tick while it runs."""
         primary, primary_when = event._tie, event._when
-        if event._squashed:
-            event._squashed = False
-        else:
-            event._when = self.cur_tick = key_when(key)
-            event.process()
-            if event._is_exit:
-                return event
-        if primary is not None and event._tie is primary:
-            event._when = primary_when  # the newer entry is still queued at its own tick
-        if event._managed and event._tie is None and event._dups is None:
-            event.release()
-        return None
+        event._when = when
+        try:
+            return self.execute_popped(event)
+        finally:
+            if primary is not None and event._tie is primary:
+                event._when = primary_when  # the newer entry is still queued at its own tick
 
     def service_events(self, when: int) -> None:
         """gem5 ``serviceEvents``: service every head with ``when <= when``, then set ``cur_tick``.
@@ -645,7 +647,7 @@ class EventQueue:
             event.process()
             if event._is_exit:
                 return event
-        if event._managed and event._tie is None:
+        if event._managed and event._tie is None and event._dups is None:
             event.release()
         return None
 
@@ -868,7 +870,14 @@ class BatchQueue(EventQueue):
             self._keep_duplicate(event, old)
         d.size_delta += 1
         event._when = when
-        self._deferred_insert(d, event, when)
+        # _deferred_insert, inlined: one call less per message a batch sends.
+        op = _new_entry(Op, (event, when, event.source))
+        event._tie = op
+        d.ops.append(op)
+        if d.on_op is not None and (
+            event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key
+        ):
+            d.on_op(event, op)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         d = self._target.sink
@@ -909,27 +918,46 @@ class BatchQueue(EventQueue):
         if event._managed:
             event.release()
 
-    def run_entry(self, d: Deferred, entry: Entry) -> Event | None:
-        """Run a live entry of :meth:`pop_bin` on the calling (deferring) thread; its exec is logged in ``d``."""
+    def run_entry(self, d: Deferred, entry: Entry) -> bool:
+        """Run a :meth:`pop_bin` entry on the calling (deferring) thread if it is still live.
+
+        Returns whether it ran (an entry a handler descheduled or rescheduled
+        is not live any more); the run is logged in ``d.execs``.  Exit events
+        are not for batches: one would run like any other event here.
+        """
         event = entry[2]
-        d.execs.append((entry[0], entry[1], len(d.ops)))
-        if event._tie == entry[1]:
+        tie = entry[1]
+        if event._tie == tie:
             event._tie = None
+        elif event._dups is not None and _is_live(event, tie):
+            _forget_dup(event, tie)
+            d.execs.append((entry[0], tie, len(d.ops)))
+            d.size_delta -= 1
+            self._execute_duplicate(event, key_when(entry[0]))
+            return True
         else:
-            _forget_dup(event, entry[1])
+            return False
+        d.execs.append((entry[0], tie, len(d.ops)))
         d.size_delta -= 1
-        return self.execute_popped(event)
+        # execute_popped, inlined (the per-event path of a batch)
+        if event._squashed:
+            event._squashed = False
+        else:
+            event.process()
+        if event._managed and event._tie is None and event._dups is None:
+            event.release()
+        return True
 
     def run_op(self, d: Deferred, op: Op, key: int, tie: int) -> Event | None:
         """Run a live deferred insertion now (a zero-delay child), logged in ``d`` at ``(key, tie)``."""
         event = op[0]
         d.execs.append((key, tie, len(d.ops)))
+        d.size_delta -= 1
         if event._tie is op:
             event._tie = None
-        else:
-            _forget_dup(event, op)
-        d.size_delta -= 1
-        return self.execute_popped(event)
+            return self.execute_popped(event)
+        _forget_dup(event, op)
+        return self._execute_duplicate(event, op[1])
 
 
 def _quicken_run_loop() -> None:

@@ -21,11 +21,12 @@ in: a handler is a method ``handler(self, payload)`` that reads
 Everything a component processes is folded into its digest in order:
 ``(when, priority, event-name id, payload)`` per event, and
 ``(when, "call", method id, args)`` per direct call received; the oracle adds
-the final :meth:`Component.state`.  Payloads and state must be built from
-ints, floats, bools and tuples of them: Python's ``hash`` of those is the same
-in every process, which is what lets process and MPI backends be compared
-with a threaded run.  (``None`` and ``str`` hash differently per process in
-CPython 3.11, so payloads use ``0`` for "nothing".)
+the final :meth:`Component.state`.  The fold (:mod:`tickpar.digests`) keeps
+distinct values and distinct types apart (``-1``/``-2``, ``1``/``1.0``/``True``)
+and is the same in every process and under every ``PYTHONHASHSEED``, which is
+what lets process and MPI backends be compared with a threaded run.  Payloads
+and state are built from ints, floats, bools, strs, bytes, ``None`` and tuples
+of them; a plain non-negative int payload (below ``2**60``) is the fast case.
 
 A model is built by a workload plugin as a pure function of (params, seed);
 strategies then :meth:`Model.bind` components to event queues and call
@@ -43,6 +44,7 @@ from threading import get_ident
 from time import perf_counter
 from typing import Any
 
+from tickpar.digests import NAME_ID_BITS, event_id, fold_record
 from tickpar.eventq import Event, EventQueue, Priority, canonical_source
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
 ]
 
 _CALL_PRIORITY = -129  # below any event priority: marks a direct call in the digest
+_COMPACT = (1 << 30) - 1  # ticks and int payloads below this fold inline; the rest through fold_record
 
 
 def derive_seed(seed: int, name: str) -> int:
@@ -94,8 +97,8 @@ class ModelEvent(Event):
         self.component = component
         self.handler = handler
         self.payload: Any = 0
-        #: The event's name and priority as one int (they never change), hashed into digests.
-        self.eid = hash((component.model.name_id(name), self._priority))
+        #: The event's name and priority as one digest lane (they never change; see tickpar.digests).
+        self.eid = event_id(component.model.name_id(name), self._priority)
 
     def process(self) -> None:
         # The per-event hot path: record (when, priority, name id, payload), then run the handler.
@@ -104,7 +107,11 @@ class ModelEvent(Event):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        comp.digest = hash((comp.digest, when, self.eid, payload))
+        # A fast record (tickpar.digests); the bound is one CPython digit, so the compares stay specialised.
+        if type(payload) is int and -1 < payload < _COMPACT > when > -1:
+            comp.digest = hash((comp.digest, when, self.eid, payload))
+        else:
+            comp.digest = fold_record(comp.digest, when, self.eid, payload)
         self.handler(payload)
 
 
@@ -128,7 +135,11 @@ class MessageEvent(ModelEvent):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        comp.digest = hash((comp.digest, when, self.eid, payload))
+        # A fast record (tickpar.digests); the bound is one CPython digit, so the compares stay specialised.
+        if type(payload) is int and -1 < payload < _COMPACT > when > -1:
+            comp.digest = hash((comp.digest, when, self.eid, payload))
+        else:
+            comp.digest = fold_record(comp.digest, when, self.eid, payload)
         self.handler(payload)
         self._free.append(self)
 
@@ -187,13 +198,16 @@ class _DagRecorded:
     __slots__ = ()
 
     def process(self) -> None:
+        # Read the event's own fields before the handler runs: a handler may reschedule this very
+        # event (a CPU's tickEvent, a port's send event) and a message event is recycled at the end
+        # of process(), either of which overwrites when, priority and source.
         comp = self.component  # type: ignore[attr-defined]
         first = comp._seq
+        key = (comp.id, self._when, self._priority, self.source)  # type: ignore[attr-defined]
         started = perf_counter()
         super().process()  # type: ignore[misc]
         cost = perf_counter() - started
-        source = self.source  # type: ignore[attr-defined]
-        comp.model.dag.append((comp.id, self._when, self._priority, source, first, comp._seq, cost))  # type: ignore[attr-defined]
+        comp.model.dag.append((*key, first, comp._seq, cost))  # type: ignore[attr-defined]
 
 
 def _event_classes(
@@ -398,7 +412,8 @@ class Component:
         saved_when = peer.when
         peer.when = when
         peer.count += 1
-        peer.digest = hash((peer.digest, when, _CALL_PRIORITY, model.name_id(f"{peer.name}:{method}"), args))
+        call_id = event_id(model.name_id(f"{peer.name}:{method}"), _CALL_PRIORITY)
+        peer.digest = fold_record(peer.digest, when, call_id, args)
         if peer.trace is not None:
             peer.trace.append((when, _CALL_PRIORITY, f"{peer.name}:{method}", args))
         try:
@@ -455,6 +470,7 @@ class Model:
         #: instead of the worker-occupancy check (it reports races through :meth:`note_race`).
         self.call_guard: Callable[[Component, Component, str], None] | None = None
         self._name_ids: dict[str, int] = {}
+        self._id_names: dict[int, str] = {}
         self._started = False
 
     # -- building ----------------------------------------------------------------------
@@ -466,12 +482,20 @@ class Model:
         return len(self.components) - 1
 
     def name_id(self, name: str) -> int:
-        """A stable small integer for an event or method name (digests hash ints, not str)."""
+        """A stable integer below ``2**51`` for an event or method name, unique within the model.
+
+        Ids come from the name itself, not from first use, so every process
+        agrees; two names of one model that would share an id are refused
+        (a ``ValueError``; at 51 bits, about one model in 10**9 with 1,000 names).
+        """
         ids = self._name_ids
         found = ids.get(name)
         if found is None:
-            # Ids come from the name itself, not from first use, so any process agrees.
-            found = int.from_bytes(hashlib.sha256(name.encode()).digest()[:7], "little")
+            digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()
+            found = int.from_bytes(digest[:8], "little") >> (64 - NAME_ID_BITS)
+            other = self._id_names.setdefault(found, name)
+            if other != name:
+                raise ValueError(f"event names {other!r} and {name!r} share a digest id: rename one")
             ids[name] = found
         return found
 

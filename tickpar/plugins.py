@@ -13,7 +13,11 @@ Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this
    process/rank for its own partition), binds components to queues, calls
    ``model.start()``, executes, and returns a :class:`StrategyResult`: the
    oracle record (:func:`tickpar.oracle.collect`/``merge``) and its statistics.
-4. The oracle compares the record with the sequential run of the same spec.
+4. The runner adds the workload's declared statistics to the record
+   (:meth:`RunSpec.statistics`, from :meth:`Workload.stats`), and the oracle
+   compares the record with the sequential run of the same spec: a verdict
+   from the digests, and relative errors of the final tick, the event count
+   and each statistic (:func:`tickpar.oracle.errors`).
 
 A strategy may raise :class:`~tickpar.eventq.SchedulingError` (verdict
 ``causality``), :class:`DeadlockError` (``deadlock``) or anything else
@@ -84,11 +88,12 @@ class Workload(abc.ABC):
     Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
     ``params`` (the declared parameters), ``declared_traits`` (names from
     :data:`TRAITS` that hold for every params; override :meth:`traits` when
-    they depend on the params); ``plugin_kind`` is how the registry tells a
-    workload class (inherited, never set by a plugin).  Building must not
-    depend on anything but the params and ``model.seed``: process and MPI
-    backends call :meth:`build` in every process and rely on getting the same
-    model.
+    they depend on the params), ``statistics`` (the named statistics
+    :meth:`stats` returns, each with a one-line description; none by
+    default); ``plugin_kind`` is how the registry tells a workload class
+    (inherited, never set by a plugin).  Building must not depend on
+    anything but the params and ``model.seed``: process and MPI backends call
+    :meth:`build` in every process and rely on getting the same model.
     """
 
     plugin_kind: ClassVar[str] = "workload"
@@ -96,6 +101,7 @@ class Workload(abc.ABC):
     summary: ClassVar[str]
     params: ClassVar[dict[str, Param]] = {}
     declared_traits: ClassVar[frozenset[str]] = frozenset()
+    statistics: ClassVar[dict[str, str]] = {}
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Cross-parameter checks on resolved params; raise ParamError with one line."""
@@ -108,6 +114,19 @@ class Workload(abc.ABC):
     @abc.abstractmethod
     def build(self, model: Model, params: dict[str, Any]) -> None:
         """Create the components and links of ``model`` and set ``model.end_tick``."""
+
+    def stats(self, record: OracleRecord) -> dict[str, float]:
+        """The declared :attr:`statistics` of a finished run, computed from its record.
+
+        ``record.components[name]`` holds each component's ``count`` (events
+        it processed), ``last_tick`` (the tick of its last event, ``None``
+        without events) and ``state`` (its final :meth:`Component.state`,
+        tuples as lists), whichever strategy, process or rank ran it.  The
+        values are not part of any digest: the oracle compares them with the
+        golden run's as relative errors (how far off a relaxed strategy is).
+        Return exactly the declared names.
+        """
+        return {}
 
 
 @dataclass(frozen=True)
@@ -144,6 +163,16 @@ class RunSpec:
                 f"workload {self.workload} declares trait {unknown[0]!r}: not one of {', '.join(TRAITS)}"
             )
         return found
+
+    def statistics(self, record: OracleRecord) -> dict[str, float]:
+        """The workload's declared statistics of ``record`` (a finished run of this spec)."""
+        workload = get_registry().workload(self.workload)()
+        values = workload.stats(record)
+        if set(values) != set(workload.statistics):
+            raise ValueError(
+                f"workload {self.workload}: stats() returned {sorted(values)}, declared {sorted(workload.statistics)}"
+            )
+        return {name: float(values[name]) for name in workload.statistics}
 
     def with_trace(self, trace: bool = True) -> RunSpec:
         return replace(self, trace=trace)

@@ -10,9 +10,10 @@ Sources, in this order:
    workloads, or both.
 2. Installed packages exposing the entry-point groups ``tickpar.strategies``
    and ``tickpar.workloads`` (the object is a Strategy/Workload subclass or a
-   module defining some).  tickpar's own built-in plugins are installed this
-   way (the checkout's folders become the package ``tickpar.builtin``), so a
-   non-editable install finds them without a checkout.  An entry point whose
+   module defining some, or a package whose modules define some).  tickpar's
+   own built-in plugins are installed this way: the checkout's folders become
+   the packages ``tickpar.builtin.strategies`` and ``tickpar.builtin.workloads``
+   (pyproject.toml), so a non-editable install finds them without a checkout.  An entry point whose
    module is a file already found in step 1 (an editable install of the
    checkout) counts once.
 
@@ -29,10 +30,12 @@ the registry to build models).
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import inspect
 import os
+import pkgutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -189,6 +192,34 @@ def _module_file(module: str) -> Path | None:
     return Path(spec.origin).resolve()
 
 
+def _entry_point_objects(ep: importlib.metadata.EntryPoint, scanned: set[Path]) -> list[tuple[str, Any]]:
+    """``(source, object)`` pairs of one entry point: its object and, for a package, each of its modules.
+
+    Modules whose file is already in ``scanned`` are left out: the same file,
+    found through an editable install of this checkout, counts once.
+    """
+    if ep.attr is None and _module_file(ep.module) in scanned:
+        return []
+    try:
+        obj = ep.load()
+    except Exception as exc:
+        raise PluginError(f"entry point {ep.name} ({ep.group}) failed to load: {exc}") from None
+    found = [(f"entry point {ep.value}", obj)]
+    if inspect.ismodule(obj) and hasattr(obj, "__path__"):
+        for info in sorted(pkgutil.iter_modules(obj.__path__), key=lambda m: m.name):
+            if info.name.startswith("_"):
+                continue
+            name = f"{obj.__name__}.{info.name}"
+            if _module_file(name) in scanned:
+                continue
+            try:
+                module = importlib.import_module(name)
+            except Exception as exc:
+                raise PluginError(f"plugin module {name} (entry point {ep.name}) failed to import: {exc}") from None
+            found.append((f"entry point {ep.name} ({ep.group}): {name}", module))
+    return found
+
+
 def discover() -> Registry:
     """Scan both sources and return a fresh registry."""
     registry = Registry()
@@ -202,15 +233,10 @@ def discover() -> Registry:
     scanned = {p.resolve() for p in files}
     for kind, group in ENTRY_POINT_GROUPS.items():
         for ep in importlib.metadata.entry_points(group=group):
-            if _module_file(ep.module) in scanned:
-                continue  # the same file, found through an editable install of this checkout
-            try:
-                obj = ep.load()
-            except Exception as exc:
-                raise PluginError(f"entry point {ep.name} ({group}) failed to load: {exc}") from None
-            for found_kind, cls in _plugin_classes(obj):
-                if found_kind == kind and getattr(cls, "name", None) not in blocked:
-                    registry.add(kind, cls, f"entry point {ep.value}")
+            for source, obj in _entry_point_objects(ep, scanned):
+                for found_kind, cls in _plugin_classes(obj):
+                    if found_kind == kind and getattr(cls, "name", None) not in blocked:
+                        registry.add(kind, cls, source)
     for kind, table in (("strategy", registry.strategies), ("workload", registry.workloads)):
         if not table:
             raise PluginError(f"no {kind} found: {_searched(kind, blocked)}")

@@ -14,6 +14,9 @@ The JSON record (``tickpar run --out``, one per pipeline cell) is versioned:
 # tickpar.cell/1: first version (workload, params, strategy, options, workers,
 #   seed, order, work, work_model, events, final_tick, digest, wall_s,
 #   events_per_s, stats, oracle, verdict, env, versions).
+# Later additions to tickpar.cell/1 (readers use .get): statistics (the workload's
+#   declared statistics of this run) and errors (relative errors against golden:
+#   final_tick, events, one per statistic; null when unchecked or unfinished).
 """
 
 from __future__ import annotations
@@ -135,6 +138,8 @@ def execute(cell: Cell) -> Outcome:
     started = time.perf_counter()
     try:
         result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+        if result.record.failure is None:
+            result.record.statistics = cell.spec.statistics(result.record)
     except SchedulingError as err:
         return Outcome(causality_failure(err), {}, time.perf_counter() - started)
     except LookaheadError as err:
@@ -211,8 +216,10 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
         "wall_s": outcome.wall_s,
         "events_per_s": events / outcome.wall_s if outcome.wall_s > 0 and events else 0.0,
         "stats": outcome.stats,
+        "statistics": rec.statistics,
         "failure": rec.failure,
         "verdict": verdict.to_dict() if verdict is not None else None,
+        "errors": verdict.errors if verdict is not None else None,
         "oracle": rec.to_dict(with_traces=False),
         "env": environment(),
         "versions": versions(),
