@@ -1,133 +1,102 @@
 """``conservative``: the model partitioned into logical processes (LPs), synchronised conservatively.
 
-Contract.  Components are partitioned into ``workers`` LPs by
-:func:`tickpar.partition.partition` (``partition=auto`` never separates
+Sync: ``sync=window`` runs every LP to ``global next event time + lookahead``
+and exchanges messages at a barrier (YAWNS; gem5's quantum barrier);
+``sync=null-message`` is Chandy–Misra–Bryant, each LP running strictly below
+the smallest clock of its input channels, with Safra's token for global
+quiescence when the workload has no end tick (:mod:`tickpar.pdes.window`,
+:mod:`tickpar.pdes.nullmsg`, :mod:`tickpar.pdes.safra`).  Backends
+(``backend``): ``threads`` (one thread per LP over one shared model built with
+race detection; gives speedup only with GIL-releasing work), ``processes``
+(one process per LP, ``start_method=fork`` (default; falls back to ``spawn``
+if the caller has other threads alive) or ``spawn``; each process builds the
+model from the spec; LPs talk over non-blocking socket pairs), ``mpi``
+(``mpiexec -n N python -m tickpar.pdes.mpi_rank JOB OUT``, with the
+``mpiexec`` next to ``sys.executable``: MPICH from PyPI installs it into the
+venv; at most one rank per core unless ``oversubscribe=true``, because MPICH
+ranks spin while they wait).  See :mod:`tickpar.pdes.launch`.
+
+Lookahead: the smallest positive latency of a link that crosses LPs, or the
+``lookahead`` option, which may also be set larger, as gem5's ``sim_quantum``
+is: then it is a claim that the run checks.  A message that crosses LPs with
+less than the lookahead (a cut zero-latency link with
+``partition=roundrobin``, or a ``lookahead`` option larger than a link's
+latency) raises :class:`~tickpar.plugins.LookaheadError`: verdict
+``causality``, "lookahead violation"; so does a message below its sender's
+promise, or a promise that goes backwards (null-message sync).
+
+Ownership: components are partitioned into ``workers`` LPs by
+:func:`tickpar.pdes.partition.partition` (``partition=auto`` never separates
 components joined by a zero-latency link or a direct call, maximises the
 lookahead and then minimises cut edges within a balance cap; ``roundrobin``
 and ``linear`` ignore the graph).  Each LP has its own
-:class:`~tickpar.eventq.EventQueue` and runs only its own components; links
-that cross LPs deliver through messages, batched per destination LP per
-round.  The lookahead is the smallest positive latency of a link that
-crosses LPs (or the ``lookahead`` option, which may also be set larger, as
-gem5's ``sim_quantum`` is: then it is a claim that the run checks).
+:class:`~tickpar.eventq.EventQueue` and runs only its own components, so no
+component is ever entered by two workers; links that cross LPs deliver through
+messages, batched per destination LP per round.  A direct call across LPs
+cannot be simulated at all and is rejected before the run (verdict
+``causality``).
 
-Synchronisation (``sync``, see :mod:`tickpar.lp`): ``window`` runs every LP to
-``global next event time + lookahead`` and exchanges messages at a barrier
-(YAWNS; gem5's quantum barrier); ``null-message`` is Chandy–Misra–Bryant,
-each LP running strictly below the smallest clock of its input channels, with
-Safra's token for global quiescence when the workload has no end tick.
-
-Backends (``backend``): ``threads`` (one thread per LP over one shared model
-built with race detection; gives speedup only with GIL-releasing work),
-``processes`` (one process per LP, ``multiprocessing`` with
-``start_method=fork`` (default; falls back to ``spawn`` if the caller has
-other threads alive, since forking a threaded process is unsafe) or
-``spawn``; each process builds the model from the spec; LPs talk over
-non-blocking socket pairs), ``mpi`` (``mpiexec -n N python -m tickpar.mpi_rank
-JOB OUT``, with the ``mpiexec`` next to ``sys.executable``: MPICH from PyPI
-installs it into the venv; at most one rank per core unless
-``oversubscribe=true``, because MPICH ranks spin while they wait).
-
-Verdicts.  Under ``order=canonical`` every backend and both syncs are
-``exact`` (a message always reaches its receiver before the receiver runs
-anything at its tick, and the canonical tie key is the sender's own).  A
-message that crosses LPs with less than the lookahead (a cut zero-latency
-link with ``partition=roundrobin``, or a ``lookahead`` option larger than a
-link's latency) raises :class:`~tickpar.plugins.LookaheadError`: verdict
-``causality``, "lookahead violation".  A direct call across LPs cannot be
-simulated at all and is rejected before the run, with the same verdict.
+Determinism: under ``order=canonical`` a message always reaches its receiver
+before the receiver runs anything at its tick, and the canonical tie key is
+the sender's own: every backend and both syncs reproduce the single queue.
 Under ``order=gem5`` each LP serves its bins LIFO by its own insertions, and
 messages are inserted at the barrier, as gem5's ``handleAsyncInsertions``
 does: results may differ from the single queue where a bin mixes events from
 different LPs.  The strategy counts those ties (``gem5_cross_lp_ties``) and
 those whose order the single-queue run reverses (``gem5_tie_reorders``; see
-:mod:`tickpar.lp`); it promises no verdict in gem5 order.  Under gem5 order
-with ``null-message`` the insertion order of messages depends on when they
-arrive, so results may also vary from run to run (gem5's own
-nondeterminism); ``window`` delivers in LP order and is deterministic.
+:mod:`tickpar.pdes.stamps`).  With ``null-message`` the insertion order of
+messages then depends on when they arrive, so results may also vary from run
+to run (gem5's own nondeterminism); ``window`` delivers in LP order and is
+deterministic.
+
+Promise: ``exact`` under canonical order when no link crosses LPs faster than
+the lookahead (always with ``partition=auto`` and no ``lookahead`` option);
+``causality`` when a direct call crosses LPs; nothing in gem5 order, or when a
+cut link is faster than the lookahead (a violation only if a message takes
+it).
+
+Statistics beyond the common ones: the partition's figures, ``windows``,
+``rounds``, ``packets``, ``served``/``events_per_lp``, ``loop_s`` (seconds of
+the synchronised execution alone, from every LP built, started and past the
+start barrier to the end; for processes and MPI measured inside the workers,
+the maximum over LPs), ``setup_s`` (the rest of the run), ``cpu_s`` per LP.
+The common ``lock_waits`` is left out: LPs share no locks.
 """
 
 from __future__ import annotations
 
-import json
-import multiprocessing as mp
-import multiprocessing.connection as mp_connection
-import os
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
-from tickpar.lp import (
-    SYNCS,
-    LogicalProcess,
-    LPResult,
-    Plan,
-    ThreadTransport,
-    error_to_exception,
-    pick_error,
-    process_main,
-)
+from tickpar.anatomy import partitioned_steps
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord, merge
+from tickpar.oracle import OracleRecord, Verdict, merge
 from tickpar.params import Param, ParamError
-from tickpar.partition import METHODS, Partition, partition_model
+from tickpar.pdes.errors import error_to_exception, pick_error
+from tickpar.pdes.launch import START_METHODS, mpiexec_path, run_mpi, run_processes, run_threads, usable_cores
+from tickpar.pdes.lp import LPResult
+from tickpar.pdes.partition import METHODS, Partition
+from tickpar.pdes.plan import Plan, cut_links_below, make_plan
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult, base_stats
 from tickpar.work import calibrate
 
 BACKENDS = ("threads", "processes", "mpi")
-START_METHODS = ("fork", "spawn")
+#: The policies of :data:`tickpar.pdes.sync.SYNCS` that this strategy offers.
+CONSERVATIVE_SYNCS = ("window", "null-message")
 
 
-def mpiexec_path() -> Path:
-    """The ``mpiexec`` of this interpreter's environment (MPICH from PyPI puts it next to python)."""
-    return Path(sys.executable).parent / "mpiexec"
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def make_plan(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
-    """Partition ``model`` and fix everything the LPs must agree on; rejects direct calls across LPs."""
-    part = partition_model(model, workers, options["partition"])
-    for a, b in model.direct:
-        if part.lp_of[a.id] != part.lp_of[b.id]:
-            raise LookaheadError(
-                f"direct call {a.name} -> {b.name} crosses LPs {part.lp_of[a.id]} and {part.lp_of[b.id]} "
-                f"(zero lookahead; partition={part.method})"
-            )
-    channels = sorted(
-        {
-            (part.lp_of[link.src.id], part.lp_of[link.dst.id])
-            for link in model.links
-            if part.lp_of[link.src.id] != part.lp_of[link.dst.id]
-        }
-    )
-    lookahead = options.get("lookahead")
-    if lookahead is None:
-        lookahead = part.lookahead
-        if lookahead is None and part.min_cut_latency is not None:
-            lookahead = 1  # only zero-latency links are cut: the smallest positive increment
-    plan = Plan(
-        parts=workers,
-        lp_of=part.lp_of,
-        lookahead=lookahead if channels else None,
-        end_tick=model.end_tick,
-        sync=options["sync"],
+def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
+    """The plan of a run of this strategy: its options applied to :func:`tickpar.pdes.plan.make_plan`."""
+    return make_plan(
+        model,
+        workers,
+        method=options["partition"],
         order=spec.order,
-        channels=tuple(channels),
-        stall_s=float(options["stall_s"]),
+        sync=options["sync"],
+        lookahead=options.get("lookahead"),
+        stall_s=options["stall_s"],
     )
-    return plan, part
 
 
 class Conservative(Strategy):
@@ -135,7 +104,7 @@ class Conservative(Strategy):
     summary = "LPs with own queues and lookahead: window barriers (YAWNS, gem5 quantum) or null messages (CMB)"
     options = {
         "sync": Param(str, "window", "window (barrier every lookahead) or null-message (Chandy-Misra-Bryant)",
-                      choices=SYNCS),
+                      choices=CONSERVATIVE_SYNCS),
         "backend": Param(str, "threads", "threads (shared model), processes (multiprocessing) or mpi (mpi4py)",
                          choices=BACKENDS),
         "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
@@ -180,16 +149,22 @@ class Conservative(Strategy):
             return "exact"
         model = spec.build_model(work="none")
         try:
-            plan, part = make_plan(model, spec, workers, options)
+            plan, _part = plan_for(model, spec, workers, options)
         except LookaheadError:
             return "causality"
-        if plan.lookahead is not None and any(
-            link.latency < plan.lookahead
-            for link in model.links
-            if part.lp_of[link.src.id] != part.lp_of[link.dst.id]
-        ):
-            return None
-        return "exact"
+        return None if cut_links_below(model, plan) else "exact"
+
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """LPs and windows: the LP of the first diverging component, its window, or the failure."""
+        model = spec.build_model(work="none")
+        try:
+            plan, _ = plan_for(model, spec, workers, options)
+        except LookaheadError:
+            return None  # refused before the run: the failure message says it all
+        names = [c.name for c in model.components]
+        return partitioned_steps(verdict, plan.lp_of, names, plan.lookahead, plan.sync)
 
     def uses_processes(self, options: dict[str, Any]) -> bool:
         return options.get("backend") in {"processes", "mpi"}
@@ -201,17 +176,17 @@ class Conservative(Strategy):
         extra: dict[str, Any] = {}
         if backend == "threads":
             model = spec.build_model(detect_races=True)
-            plan, part = make_plan(model, spec, workers, options)
-            results = self._run_threads(model, plan)
+            plan, part = plan_for(model, spec, workers, options)
+            results = run_threads(model, plan)
         else:
             # The parent builds the model only to partition it (no work calibration); each LP builds its own.
-            plan, part = make_plan(spec.build_model(work="none"), spec, workers, options)
+            plan, part = plan_for(spec.build_model(work="none"), spec, workers, options)
             if backend == "processes":
                 # Calibrated once here, a forked LP inherits the rate (cached per process) instead of measuring.
                 calibrate(spec.work)
-                results, extra["start_method"] = self._run_processes(spec, plan, options["start_method"])
+                results, extra["start_method"] = run_processes(spec, plan, options["start_method"])
             else:
-                results = self._run_mpi(spec, plan)
+                results = run_mpi(spec, plan)
                 extra["mpiexec"] = str(mpiexec_path())
         wall = time.perf_counter() - started
         results.sort(key=lambda r: r.index)
@@ -225,135 +200,6 @@ class Conservative(Strategy):
         stats = self._stats(results, record, plan, part, options, wall)
         stats.update(extra)
         return StrategyResult(record, stats)
-
-    def _run_threads(self, model: Model, plan: Plan) -> list[LPResult]:
-        transports = ThreadTransport.group(plan.parts)
-        lps = [LogicalProcess(plan, i, model, transports[i]) for i in range(plan.parts)]
-        for lp in lps:
-            lp.attach()
-        model.start()
-        results: list[LPResult | None] = [None] * plan.parts
-
-        def body(i: int) -> None:
-            results[i] = lps[i].run()
-
-        threads = [threading.Thread(target=body, args=(i,), name=f"conservative-lp{i}") for i in range(plan.parts)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        # Re-raise the original exception of the LP that caused a failure (keeps its traceback).
-        err = pick_error(r.error for r in results if r is not None)
-        if err is not None and lps[err["lp"]].exception is not None:
-            raise lps[err["lp"]].exception
-        return [r for r in results if r is not None]
-
-    def _run_processes(self, spec: RunSpec, plan: Plan, start_method: str) -> tuple[list[LPResult], str]:
-        n = plan.parts
-        if start_method == "fork" and threading.active_count() > 1:
-            start_method = "spawn"  # never fork a process that has other threads running
-        ctx = mp.get_context(start_method)
-        pairs = {(i, j): socket.socketpair() for i in range(n) for j in range(i + 1, n)}
-        pipes = [ctx.Pipe(duplex=False) for _ in range(n)]
-        everything: list[Any] = [s for pair in pairs.values() for s in pair] + [c for pipe in pipes for c in pipe]
-        procs = []
-        for i in range(n):
-            socks = {}
-            for (a, b), (sa, sb) in pairs.items():
-                if a == i:
-                    socks[b] = sa
-                elif b == i:
-                    socks[a] = sb
-            mine = set(map(id, socks.values())) | {id(pipes[i][1])}
-            inherited = [o for o in everything if id(o) not in mine] if start_method == "fork" else []
-            procs.append(
-                ctx.Process(
-                    target=process_main,
-                    args=(spec.to_dict(), plan.to_dict(), i, socks, pipes[i][1], inherited),
-                    name=f"conservative-lp{i}",
-                    daemon=True,
-                )
-            )
-        try:
-            for p in procs:
-                p.start()
-            for pair in pairs.values():
-                for s in pair:
-                    s.close()
-            for _r, w in pipes:
-                w.close()
-            results: dict[int, LPResult] = {}
-            waiting = {pipes[i][0]: i for i in range(n)}
-            sentinels = {procs[i].sentinel: i for i in range(n)}
-            while waiting:
-                ready = mp_connection.wait(list(waiting) + [s for s, i in sentinels.items() if i not in results])
-                for obj in ready:
-                    if obj in waiting:
-                        i = waiting.pop(obj)
-                        try:
-                            results[i] = obj.recv()
-                        except EOFError:
-                            raise RuntimeError(
-                                f"LP process {i} exited with status {procs[i].exitcode} before reporting"
-                            ) from None
-                    else:
-                        i = sentinels[obj]
-                        conn = pipes[i][0]
-                        if i not in results and conn in waiting and not conn.poll():
-                            procs[i].join()
-                            raise RuntimeError(
-                                f"LP process {i} exited with status {procs[i].exitcode} before reporting"
-                            )
-            for p in procs:
-                p.join()
-            return [results[i] for i in range(n)], start_method
-        finally:
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-                    p.join(5)
-                    if p.is_alive():
-                        p.kill()
-                        p.join()
-            for r, _w in pipes:
-                r.close()
-
-    def _run_mpi(self, spec: RunSpec, plan: Plan) -> list[LPResult]:
-        with tempfile.TemporaryDirectory(prefix="tickpar-mpi-") as tmp:
-            job_path = Path(tmp, "job.json")
-            out_path = Path(tmp, "out.json")
-            job_path.write_text(json.dumps({"spec": spec.to_dict(), "plan": plan.to_dict()}))
-            cmd = [
-                str(mpiexec_path()),
-                "-n",
-                str(plan.parts),
-                sys.executable,
-                "-m",
-                "tickpar.mpi_rank",
-                str(job_path),
-                str(out_path),
-            ]
-            limit = None if plan.stall_s == 0 else 4 * plan.stall_s + 60
-            proc = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent
-            )
-            try:
-                _out, err = proc.communicate(timeout=limit)
-            except subprocess.TimeoutExpired:
-                proc.terminate()
-                try:
-                    proc.communicate(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.communicate()
-                raise RuntimeError(f"mpiexec did not finish within {limit:g} s") from None
-            if not out_path.exists():
-                tail = " | ".join(err.decode(errors="replace").strip().splitlines()[-3:])
-                raise RuntimeError(f"mpiexec exited with status {proc.returncode} and no result: {tail}")
-            data = json.loads(out_path.read_text())
-        return [
-            LPResult(r["index"], OracleRecord.from_dict(r["record"]), r["stats"], r["error"]) for r in data["results"]
-        ]
 
     # -- statistics --------------------------------------------------------------------------------
     def _stats(
@@ -375,11 +221,11 @@ class Conservative(Strategy):
             batches = total("rounds")
         loop_s = max(r.stats.get("loop_s", 0.0) for r in results)
         stats = base_stats(plan.parts)
+        del stats["lock_waits"]  # LPs share no locks: constant 0 by definition
         stats.update(
             events=record.events,
             batches=batches,
             mean_events_per_batch=served / batches if batches else 0.0,
-            lock_waits=0,
             messages=total("messages"),
             null_messages=total("null_messages"),
             idle_s=[round(r.stats.get("idle_s", 0.0), 6) for r in results],

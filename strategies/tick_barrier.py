@@ -95,7 +95,7 @@ from tickpar.eventq import BatchQueue, Deferred, Entry, Event, Op, op_key
 from tickpar.model import Component, Model
 from tickpar.oracle import collect
 from tickpar.params import Param
-from tickpar.plugins import DeadlockError, RunSpec, Strategy, StrategyResult, base_stats
+from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyResult, base_stats
 from tickpar.simloop import start_single_queue
 
 
@@ -488,23 +488,32 @@ class TickBarrier(Strategy):
     }
 
     def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
+        return self.promise(spec, workers, options).verdict
+
+    def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
+        """From the contract and the workload's traits (module docstring: "Where exactness cannot hold")."""
         if spec.order not in self.orders:
-            return None
+            return Promise(None, (), f"order {spec.order} is not one tick-barrier guarantees")
         if workers == 1:
-            return "exact"  # every bin runs on the plain gem5 loop
-        model = spec.build_model()
-        if any(link.latency == 0 for link in model.links):
-            return None  # zero-latency links: exact only while their children stay in one group
-        by_name = options.get("lock_key", "component") == "name"
-        # multicore, verified over seeds, orders and 2/4 workers: its caches' per-port events of one tick
-        # fall into several name groups, and with direct calls several L1 groups call into the crossbar
-        # and the L2 banks in one batch.  Elsewhere a split or a call conflict is possible, not promised.
-        busy_multicore = spec.workload == "multicore" and spec.params.get("requests_per_core", 0) >= 100
-        if by_name and _name_keys_split_components(model):
-            return "race" if busy_multicore else None
-        if model.direct:
-            return "race" if busy_multicore and spec.params.get("cores", 0) >= 2 else None
-        return "exact"
+            return Promise("exact", (), "one worker: every bin runs on the plain gem5 loop")
+        traits = spec.traits()
+        if "zero_latency_links" in traits:
+            return Promise(
+                None, ("zero_latency_links",), "zero-delay children are exact only while they stay in one group"
+            )
+        if options.get("lock_key", "component") == "name" and "several_named_events" in traits:
+            basis = ("several_named_events", "long_run")
+            if "long_run" in traits:
+                return Promise(
+                    "race", basis, "name groups split a component whose events of two names share a bin: two claims"
+                )
+            return Promise(None, ("several_named_events",), "name groups can split a component (short run)")
+        if "direct_calls" in traits:
+            basis = ("direct_calls", "many_events_per_tick", "long_run")
+            if set(basis) <= traits:
+                return Promise("race", basis, "a direct call enters a component another group owns in the batch")
+            return Promise(None, ("direct_calls",), "a direct call may enter another group's component")
+        return Promise("exact", (), "component groups, no direct calls: every batch is replayed in sequential order")
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
         # No race guard on events: the claims see every component two groups reach, whatever the timing.

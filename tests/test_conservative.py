@@ -14,8 +14,12 @@ from typing import Any
 
 import pytest
 
-from tickpar.lp import LogicalProcess, ThreadTransport
 from tickpar.params import ParamError
+from tickpar.pdes.errors import PromiseError, error_to_exception
+from tickpar.pdes.lp import LogicalProcess
+from tickpar.pdes.packets import CLOSE, DATA, READY
+from tickpar.pdes.plan import make_plan
+from tickpar.pdes.transport import ThreadTransport
 from tickpar.plugins import LookaheadError, RunSpec
 from tickpar.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
@@ -138,6 +142,8 @@ def test_threads_exact_on_phold(sync: str, workers: int) -> None:
     assert sum(stats["partition_sizes"]) == PHOLD["lps"]
     assert stats["served"] == outcome.record.events
     assert len(stats["idle_s"]) == workers
+    assert "lock_waits" not in stats  # LPs take no locks: a constant is no statistic
+    assert 0 < stats["loop_s"] <= outcome.wall_s
     if workers == 2:
         assert stats["lookahead"] == 10
         assert stats["messages"] > 0 and stats["cut_edges"] > 0
@@ -151,6 +157,8 @@ def test_processes_exact_on_phold(sync: str) -> None:
     verdict, outcome = _check("phold", PHOLD, 2, sync=sync, backend="processes")
     assert verdict.kind == "exact", verdict.reason
     assert outcome.stats["start_method"] == "fork"
+    # Measured inside the workers, after the start barrier: less than the run with its forks and builds.
+    assert 0 < outcome.stats["loop_s"] < outcome.wall_s
     threads = execute(resolve_cell("phold", PHOLD, "conservative", {"sync": sync}, 2, seed=2, order="canonical"))
     assert threads.record.digest == outcome.record.digest
 
@@ -241,8 +249,7 @@ def test_gem5_stamps_reproduce_the_single_queue_order() -> None:
     """Self-check of the insertion stamps: on one LP (the single-queue run) every same-bin pair agrees with LIFO."""
     spec = RunSpec("phold", {**get_defaults("phold"), **GEM5_PHOLD}, 2, order="gem5")
     model = spec.build_model()
-    options = {"partition": "auto", "sync": "window", "stall_s": 30.0}
-    plan, _part = _strategy_module().make_plan(model, spec, 1, options)
+    plan, _part = make_plan(model, 1, method="auto", order="gem5", sync="window", stall_s=30.0)
     lp = LogicalProcess(plan, 0, model, ThreadTransport.group(1)[0])
     lp.attach()
     lp.check_stamps = True
@@ -359,3 +366,29 @@ def test_expected_verdicts() -> None:
     assert strategy.expected_verdict(gem5.spec, 2, gem5.options) is None
     rr = resolve_cell("phold", PHOLD, "conservative", {"partition": "roundrobin"}, 2, seed=1, order="canonical")
     assert strategy.expected_verdict(rr.spec, 2, rr.options) == "exact"
+
+
+# -- broken promises (null-message sync) -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("second", "reason"),
+    [("message", "message for tick 10 from LP 1 below its promise 50"), ("promise", "promise from LP 1 went back")],
+)
+def test_broken_promise_is_causality(second: str, reason: str) -> None:
+    """A peer that sends below what it promised, or promises less than before: PromiseError in the receiver,
+    reported as a lookahead error (verdict causality), and the LP still closes its channels."""
+    spec = RunSpec("phold", {**get_defaults("phold"), **PHOLD}, 2, order="canonical")
+    model = spec.build_model()
+    plan, _part = make_plan(model, 2, method="auto", order="canonical", sync="null-message", stall_s=10.0)
+    link = next(k for k in model.links if plan.lp_of[k.src.id] == 1 and plan.lp_of[k.dst.id] == 0)
+    transports = ThreadTransport.group(2)
+    lp = LogicalProcess(plan, 0, model, transports[0])
+    lp.attach()
+    # What LP 1 "sent": ready, a promise of 50, then the broken packet, then its close.
+    broken = (DATA, [(link.id, 10, 0, link.src.id)], 60) if second == "message" else (DATA, [], 40)
+    for packet in [(READY,), (DATA, [], 50), broken, (CLOSE,)]:
+        transports[1].send(0, packet)
+    result = lp.run()
+    assert result.error is not None and result.error["kind"] == "lookahead"
+    assert reason in result.error["message"]
+    assert isinstance(error_to_exception(result.error), LookaheadError)
+    assert isinstance(lp.exception, PromiseError)

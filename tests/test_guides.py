@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tickpar.registry import REPO_ROOT, get_registry
+from tickpar.registry import REPO_ROOT, get_registry, plugin_files
 from tickpar.runner import check_cell, resolve_cell
 
 
@@ -48,3 +49,21 @@ def test_guide_workload_runs_under_sequential(guide_plugins: None) -> None:
     verdict, outcome = check_cell(resolve_cell("pingpong-example", {}, "sequential", {}, 1, seed=2))
     assert verdict.kind == "exact"
     assert outcome.record.events > 100
+
+
+#: The contract headings every strategy module's docstring opens its paragraphs with, in this order.
+CONTRACT_LABELS = ("Sync:", "Lookahead:", "Ownership:", "Determinism:", "Promise:")
+
+
+def test_every_strategy_file_states_its_contract() -> None:
+    """Every strategy file the registry's folder scan finds has the five contract labels, each at the
+    start of a line of its module docstring, in order."""
+    files = [p for p in plugin_files() if p.parent.name == "strategies"]
+    assert files, "the folder scan found no strategy file"
+    for path in files:
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        starts = [re.search(rf"^{re.escape(label)}", doc, flags=re.M) for label in CONTRACT_LABELS]
+        missing = [label for label, m in zip(CONTRACT_LABELS, starts, strict=True) if m is None]
+        assert not missing, f"{path.name}: docstring lacks {', '.join(missing)}"
+        positions = [m.start() for m in starts if m is not None]
+        assert positions == sorted(positions), f"{path.name}: contract labels out of order"

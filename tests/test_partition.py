@@ -1,4 +1,4 @@
-"""The partitioner (tickpar/partition.py): zero-latency pairs stay together, parts balance, lookahead is right."""
+"""The partitioner (tickpar/pdes/partition.py): zero-latency pairs stay together, parts balance, lookahead is right."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tickpar.partition import partition, partition_model
+from tickpar.pdes.partition import pack_balanced, partition, partition_model, zero_latency_groups
 from tickpar.plugins import RunSpec
 
 
@@ -161,3 +161,13 @@ def test_auto_never_cuts_zero_latency_edges(case: tuple[int, list[tuple[int, int
     assert all(lat > 0 for lat in cut)
     assert part.lookahead == (min(cut) if cut else None)
     assert sum(part.sizes) == n
+
+
+def test_pack_balanced_is_lpt_over_zero_latency_groups() -> None:
+    """pack_balanced (what the bounds use): zero-latency groups stay whole, heaviest first into the lightest part."""
+    edges = [(1, 2, 0), (0, 4, 7), (2, 3, 3)]
+    assert zero_latency_groups(5, edges) == [0, 1, 1, 3, 4]
+    # groups and weights: {0}: 5, {1, 2}: 2, {3}: 1, {4}: 4 -> 5 | 4, 2 | 1 onto the lighter part 0
+    assert pack_balanced(5, edges, 2, [5.0, 1.0, 1.0, 1.0, 4.0]) == [0, 1, 1, 0, 1]
+    with pytest.raises(ValueError, match="parts=0"):
+        pack_balanced(5, edges, 0, [1.0] * 5)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import tickpar.registry
 from tickpar.plugins import Strategy, Workload
 from tickpar.registry import REPO_ROOT, PluginError, discover, get_registry
 
@@ -158,3 +159,53 @@ def test_get_registry_caches_until_refresh(plugin_env: pytest.MonkeyPatch, tmp_p
     plugin_env.setenv("TICKPAR_PLUGINS", str(path))
     assert "late-test" not in get_registry().workloads
     assert "late-test" in get_registry(refresh=True).workloads
+
+
+def _fake_distribution(site: Path, package: str) -> Path:
+    """An installed ``package`` with two workload modules and a hidden one, which its distribution names in
+    the entry-point group ``tickpar.workloads``; returns the package folder (each test its own name: imports
+    are cached per process)."""
+    pkg = site / package
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    write(pkg / "one.py", WORKLOAD_SRC.format(cls="One", name="ep-one-test"))
+    write(pkg / "two.py", WORKLOAD_SRC.format(cls="Two", name="ep-two-test"))
+    write(pkg / "_hidden.py", WORKLOAD_SRC.format(cls="Hidden", name="ep-hidden-test"))
+    info = site / f"{package}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[tickpar.workloads]\nfake = {package}\n")
+    return pkg
+
+
+def test_package_entry_point_contributes_its_modules(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An entry point naming a package registers the plugins of each of its modules (not '_' ones), as the
+    installed built-ins are found without a checkout."""
+    _fake_distribution(tmp_path, "fake_plugins_pkg")
+    plugin_env.syspath_prepend(str(tmp_path))
+    registry = discover()
+    assert {"ep-one-test", "ep-two-test"} <= set(registry.workloads)
+    assert "ep-hidden-test" not in registry.workloads
+    assert registry.sources[("workload", "ep-one-test")].endswith(": fake_plugins_pkg.one")
+
+
+def test_entry_point_to_a_scanned_file_counts_once(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A module that is both a scanned plugin file and an entry point's (an editable install of the checkout)
+    is registered once, from the file: no duplicate-name error."""
+    pkg = _fake_distribution(tmp_path, "fake_plugins_editable")
+    plugin_env.syspath_prepend(str(tmp_path))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(pkg))
+    registry = discover()
+    assert registry.sources[("workload", "ep-one-test")] == str(pkg / "one.py")
+    assert registry.sources[("workload", "ep-two-test")] == str(pkg / "two.py")
+
+
+def test_empty_registry_says_where_it_looked(plugin_env: pytest.MonkeyPatch) -> None:
+    """No checkout and no entry points (a broken install): a one-line PluginError naming what was searched."""
+    plugin_env.setattr(tickpar.registry, "CHECKOUT", None)
+    plugin_env.setattr(tickpar.registry.importlib.metadata, "entry_points", lambda group: [])
+    with pytest.raises(PluginError) as info:
+        discover()
+    text = str(info.value)
+    assert text.startswith("no strategy found: searched no checkout")
+    assert "'tickpar.strategies'" in text and "pip" in text and "\n" not in text

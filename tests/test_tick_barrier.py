@@ -317,7 +317,7 @@ def test_exact_on_builtin_workloads(order: str) -> None:
 
 def test_multicore_name_locks_are_a_race() -> None:
     """lock_key=name splits a cache's per-port events into several groups: race, as promised."""
-    cell = resolve_cell("multicore", {"requests_per_core": 200}, "tick-barrier", {"lock_key": "name"}, 2, seed=3)
+    cell = resolve_cell("multicore", {"requests_per_core": 250}, "tick-barrier", {"lock_key": "name"}, 2, seed=3)
     verdict, _ = check_cell(cell)
     assert verdict.kind == "race", verdict.reason
     assert get_registry().strategy("tick-barrier")().expected_verdict(cell.spec, 2, cell.options) == "race"
@@ -325,7 +325,7 @@ def test_multicore_name_locks_are_a_race() -> None:
 
 def test_multicore_direct_calls_are_not_silently_exact() -> None:
     """With direct_calls the L1s call into the shared crossbar and L2 banks from several groups: race."""
-    cell = resolve_cell("multicore", {"requests_per_core": 200, "direct_calls": True}, "tick-barrier", {}, 2, seed=3)
+    cell = resolve_cell("multicore", {"requests_per_core": 250, "direct_calls": True}, "tick-barrier", {}, 2, seed=3)
     verdict, _ = check_cell(cell)
     assert verdict.kind == "race", verdict.reason
     assert "direct call" in verdict.reason

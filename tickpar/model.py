@@ -204,13 +204,16 @@ class _DagRecorded:
     __slots__ = ()
 
     def process(self) -> None:
+        # Read the event's own fields before the handler runs: a handler may reschedule this very
+        # event (a CPU's tickEvent, a port's send event) and a message event is recycled at the end
+        # of process(), either of which overwrites when, priority and source.
         comp = self.component  # type: ignore[attr-defined]
         first = comp._seq
+        key = (comp.id, self._when, self._priority, self.source)  # type: ignore[attr-defined]
         started = perf_counter()
         super().process()  # type: ignore[misc]
         cost = perf_counter() - started
-        source = self.source  # type: ignore[attr-defined]
-        comp.model.dag.append((comp.id, self._when, self._priority, source, first, comp._seq, cost))  # type: ignore[attr-defined]
+        comp.model.dag.append((*key, first, comp._seq, cost))  # type: ignore[attr-defined]
 
 
 def _event_classes(

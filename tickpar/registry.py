@@ -2,39 +2,59 @@
 
 Sources, in this order:
 
-1. Files: every ``*.py`` (not starting with ``_``) in the repository's
-   ``strategies/`` and ``workloads/`` folders, plus the files and folders
-   listed in the ``TICKPAR_PLUGINS`` environment variable (``os.pathsep``
-   separated; a folder contributes its ``*.py`` files).  A file may define
-   strategies, workloads, or both.
+1. Files: every ``*.py`` (not starting with ``_``) in the checkout's
+   ``strategies/`` and ``workloads/`` folders (when tickpar runs from a
+   checkout: :data:`CHECKOUT`), plus the files and folders listed in the
+   ``TICKPAR_PLUGINS`` environment variable (``os.pathsep`` separated; a
+   folder contributes its ``*.py`` files).  A file may define strategies,
+   workloads, or both.
 2. Installed packages exposing the entry-point groups ``tickpar.strategies``
    and ``tickpar.workloads`` (the object is a Strategy/Workload subclass or a
-   module defining some).
+   module defining some, or a package whose modules define some).  tickpar's
+   own built-in plugins are installed this way: the checkout's folders become
+   the packages ``tickpar.builtin.strategies`` and ``tickpar.builtin.workloads``
+   (pyproject.toml), so a non-editable install finds them without a checkout.  An entry point whose
+   module is a file already found in step 1 (an editable install of the
+   checkout) counts once.
 
 The rule: a name registered twice is a :class:`PluginError` naming both
-sources; so is a plugin that fails to import or lacks ``name``/``summary``.
+sources; so is a plugin that fails to import or lacks ``name``/``summary``,
+and so is a registry with no strategy or no workload (saying where it looked).
 Names listed in ``TICKPAR_BLOCKED`` (comma separated) are skipped.
+
+Plugin classes are recognised by the ``plugin_kind`` that their base class
+(:class:`tickpar.plugins.Strategy` or :class:`~tickpar.plugins.Workload`)
+declares, so this module does not import the plugin contracts (which import
+the registry to build models).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import inspect
 import os
+import pkgutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tickpar.params import Param
-from tickpar.plugins import Strategy, Workload
 
-__all__ = ["REPO_ROOT", "PluginError", "Registry", "get_registry"]
+if TYPE_CHECKING:  # annotations only: the contracts import this module at run time
+    from tickpar.plugins import Strategy, Workload
+
+__all__ = ["CHECKOUT", "ENTRY_POINT_GROUPS", "REPO_ROOT", "PluginError", "Registry", "get_registry", "plugin_files"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The checkout tickpar runs from (its plugin folders are scanned), or None for an installed copy.
+CHECKOUT: Path | None = REPO_ROOT if (REPO_ROOT / "pyproject.toml").is_file() else None
+#: Plugin kind -> its folder in the checkout (scanned in this order).
+PLUGIN_FOLDERS = {"workload": "workloads", "strategy": "strategies"}
 ENTRY_POINT_GROUPS = {"strategy": "tickpar.strategies", "workload": "tickpar.workloads"}
 
 
@@ -134,23 +154,26 @@ def _plugin_classes(obj: Any) -> Iterable[tuple[str, type[Any]]]:
     else:
         candidates = [v for v in vars(obj).values() if inspect.isclass(v) and v.__module__ == obj.__name__]
     for cls in candidates:
-        if inspect.isabstract(cls):
-            continue
-        if issubclass(cls, Strategy) and cls is not Strategy:
-            yield "strategy", cls
-        elif issubclass(cls, Workload) and cls is not Workload:
-            yield "workload", cls
+        kind = getattr(cls, "plugin_kind", None)
+        if kind in ENTRY_POINT_GROUPS and not inspect.isabstract(cls):
+            yield kind, cls
 
 
-def _plugin_files() -> list[Path]:
+def _py_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def plugin_files() -> list[Path]:
+    """The plugin files of source 1: the checkout's folders, then ``TICKPAR_PLUGINS``."""
     files: list[Path] = []
-    for folder in (REPO_ROOT / "workloads", REPO_ROOT / "strategies"):
-        if folder.is_dir():
-            files.extend(sorted(p for p in folder.glob("*.py") if not p.name.startswith("_")))
+    if CHECKOUT is not None:
+        for name in PLUGIN_FOLDERS.values():
+            if (CHECKOUT / name).is_dir():
+                files.extend(_py_files(CHECKOUT / name))
     for item in filter(None, os.environ.get("TICKPAR_PLUGINS", "").split(os.pathsep)):
         path = Path(item)
         if path.is_dir():
-            files.extend(sorted(p for p in path.glob("*.py") if not p.name.startswith("_")))
+            files.extend(_py_files(path))
         elif path.is_file():
             files.append(path)
         else:
@@ -158,25 +181,83 @@ def _plugin_files() -> list[Path]:
     return files
 
 
+def _module_file(module: str) -> Path | None:
+    """The file that would be imported for ``module`` (None when it cannot be told without importing it)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.has_location:
+        return None
+    return Path(spec.origin).resolve()
+
+
+def _entry_point_objects(ep: importlib.metadata.EntryPoint, scanned: set[Path]) -> list[tuple[str, Any]]:
+    """``(source, object)`` pairs of one entry point: its object and, for a package, each of its modules.
+
+    Modules whose file is already in ``scanned`` are left out: the same file,
+    found through an editable install of this checkout, counts once.
+    """
+    if ep.attr is None and _module_file(ep.module) in scanned:
+        return []
+    try:
+        obj = ep.load()
+    except Exception as exc:
+        raise PluginError(f"entry point {ep.name} ({ep.group}) failed to load: {exc}") from None
+    found = [(f"entry point {ep.value}", obj)]
+    if inspect.ismodule(obj) and hasattr(obj, "__path__"):
+        for info in sorted(pkgutil.iter_modules(obj.__path__), key=lambda m: m.name):
+            if info.name.startswith("_"):
+                continue
+            name = f"{obj.__name__}.{info.name}"
+            if _module_file(name) in scanned:
+                continue
+            try:
+                module = importlib.import_module(name)
+            except Exception as exc:
+                raise PluginError(f"plugin module {name} (entry point {ep.name}) failed to import: {exc}") from None
+            found.append((f"entry point {ep.name} ({ep.group}): {name}", module))
+    return found
+
+
 def discover() -> Registry:
     """Scan both sources and return a fresh registry."""
     registry = Registry()
     blocked = {b.strip() for b in os.environ.get("TICKPAR_BLOCKED", "").split(",") if b.strip()}
-    for path in _plugin_files():
+    files = plugin_files()
+    for path in files:
         module = _load_file(path)
         for kind, cls in _plugin_classes(module):
             if getattr(cls, "name", None) not in blocked:
                 registry.add(kind, cls, str(path))
+    scanned = {p.resolve() for p in files}
     for kind, group in ENTRY_POINT_GROUPS.items():
         for ep in importlib.metadata.entry_points(group=group):
-            try:
-                obj = ep.load()
-            except Exception as exc:
-                raise PluginError(f"entry point {ep.name} ({group}) failed to load: {exc}") from None
-            for found_kind, cls in _plugin_classes(obj):
-                if found_kind == kind and getattr(cls, "name", None) not in blocked:
-                    registry.add(kind, cls, f"entry point {ep.value}")
+            for source, obj in _entry_point_objects(ep, scanned):
+                for found_kind, cls in _plugin_classes(obj):
+                    if found_kind == kind and getattr(cls, "name", None) not in blocked:
+                        registry.add(kind, cls, source)
+    for kind, table in (("strategy", registry.strategies), ("workload", registry.workloads)):
+        if not table:
+            raise PluginError(f"no {kind} found: {_searched(kind, blocked)}")
     return registry
+
+
+def _searched(kind: str, blocked: set[str]) -> str:
+    """Where discovery looked, for the empty-registry error."""
+    where = []
+    if CHECKOUT is not None:
+        where.append(f"the checkout folder {CHECKOUT / PLUGIN_FOLDERS[kind]}")
+    else:
+        where.append(f"no checkout (tickpar is installed at {REPO_ROOT / 'tickpar'})")
+    where.append(f"TICKPAR_PLUGINS={os.environ.get('TICKPAR_PLUGINS', '')!r}")
+    where.append(f"entry-point group {ENTRY_POINT_GROUPS[kind]!r}")
+    if blocked:
+        where.append(f"TICKPAR_BLOCKED={','.join(sorted(blocked))!r}")
+    return (
+        "searched " + ", ".join(where) + "; install tickpar with pip (its built-in plugins are entry points) "
+        "or run it from a checkout"
+    )
 
 
 _registry: Registry | None = None

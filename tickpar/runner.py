@@ -14,13 +14,15 @@ The JSON record (``tickpar run --out``, one per pipeline cell) is versioned:
 # tickpar.cell/1: first version (workload, params, strategy, options, workers,
 #   seed, order, work, work_model, events, final_tick, digest, wall_s,
 #   events_per_s, stats, oracle, verdict, env, versions).
+# Later additions to tickpar.cell/1 (readers use .get): statistics (the workload's
+#   declared statistics of this run) and errors (relative errors against golden:
+#   final_tick, events, one per statistic; null when unchecked or unfinished).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,7 +36,8 @@ from tickpar.envinfo import environment, versions
 from tickpar.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
 from tickpar.params import ParamError, resolve
-from tickpar.plugins import DeadlockError, LookaheadError, RunSpec
+from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
+from tickpar.procgroup import kill_group
 from tickpar.registry import get_registry
 from tickpar.work import WORK_MODES, calibrate, make_work
 
@@ -118,7 +121,7 @@ def resolve_cell(
 
 def golden_cell(cell: Cell) -> Cell:
     """The sequential cell whose record is ``cell``'s golden reference."""
-    return Cell(cell.spec, "sequential", {"checks": True}, 1)
+    return Cell(cell.spec, BASELINE, {"checks": True}, 1)
 
 
 def _where(exc: BaseException) -> str:
@@ -135,6 +138,8 @@ def execute(cell: Cell) -> Outcome:
     started = time.perf_counter()
     try:
         result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+        if result.record.failure is None:
+            result.record.statistics = cell.spec.statistics(result.record)
     except SchedulingError as err:
         return Outcome(causality_failure(err), {}, time.perf_counter() - started)
     except LookaheadError as err:
@@ -175,7 +180,7 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
         try:
             _, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            kill_group(proc)
             proc.communicate()
             return Outcome(
                 failure_record("timeout", f"cell exceeded its {timeout:g} s limit"), {}, time.perf_counter() - started
@@ -185,13 +190,6 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
         tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
         message = f"worker process exited with status {proc.returncode}: " + " | ".join(tail)
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) -> dict[str, Any]:
@@ -218,8 +216,10 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
         "wall_s": outcome.wall_s,
         "events_per_s": events / outcome.wall_s if outcome.wall_s > 0 and events else 0.0,
         "stats": outcome.stats,
+        "statistics": rec.statistics,
         "failure": rec.failure,
         "verdict": verdict.to_dict() if verdict is not None else None,
+        "errors": verdict.errors if verdict is not None else None,
         "oracle": rec.to_dict(with_traces=False),
         "env": environment(),
         "versions": versions(),

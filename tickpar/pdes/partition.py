@@ -25,6 +25,9 @@ Methods:
     The cap of step 2 is ``max(ceil(total / parts * (1 + imbalance)), heaviest
     mandatory group)``: some imbalance is traded for a larger lookahead.
 
+:func:`pack_balanced` is the simpler rule the bounds (:mod:`tickpar.bounds`) use:
+the mandatory groups of step 1 packed by LPT on the given weights, cut ignored.
+
 The result records the lookahead (smallest *positive* cut latency: what a
 conservative synchronisation can use), the smallest cut latency including 0,
 the cut zero-latency pairs, cut edge counts and part sizes.
@@ -37,7 +40,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "Partition", "partition", "partition_model"]
+__all__ = ["METHODS", "Partition", "pack_balanced", "partition", "partition_model", "zero_latency_groups"]
 
 #: Group graph: group -> {neighbour group: directed coupling edges between them}.
 Adjacency = dict[int, dict[int, int]]
@@ -297,6 +300,29 @@ def _auto(
     for i in range(n):
         first.setdefault(assign[groups[i]], len(first))
     return [first[assign[groups[i]]] for i in range(n)]
+
+
+def zero_latency_groups(n: int, edges: Iterable[tuple[int, int, int]]) -> list[int]:
+    """Group of each component ``0..n-1`` (named by its smallest member) when latency-0 edges are merged."""
+    return _groups(n, _undirected(n, edges), 1)
+
+
+def pack_balanced(n: int, edges: Iterable[tuple[int, int, int]], parts: int, weights: Sequence[float]) -> list[int]:
+    """Part of each component: zero-latency groups packed heaviest first into the lightest part (LPT).
+
+    Ignores the cut (unlike ``auto``): the balance of ``weights`` is all that
+    counts.  Ties go to the lower group name and the lower part index.
+    """
+    if parts < 1:
+        raise ValueError(f"parts={parts} is not allowed: an int >= 1")
+    if len(weights) != n:
+        raise ValueError(f"{len(weights)} weights given for {n} components")
+    groups = zero_latency_groups(n, edges)
+    group_w: dict[int, float] = {}
+    for comp, g in enumerate(groups):
+        group_w[g] = group_w.get(g, 0.0) + float(weights[comp])
+    packed = _lpt(group_w, parts)
+    return [packed[g] for g in groups]
 
 
 def partition(

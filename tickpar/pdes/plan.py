@@ -1,0 +1,138 @@
+"""The plan of a partitioned run: what every LP (thread, process or rank) must agree on.
+
+:func:`make_plan` partitions a built model (:mod:`tickpar.pdes.partition`),
+rejects direct calls across LPs (zero lookahead: they cannot be simulated
+apart), finds the channels (the LP pairs that some link crosses) and fixes the
+lookahead: the smallest positive latency of a link that crosses LPs, or the
+caller's value (which may be larger, as gem5's ``sim_quantum`` may be: then it
+is a claim that the run checks).  A :class:`Plan` is JSON-ready, so process and
+MPI workers get it as data and rebuild the model themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tickpar.model import Link, Model
+from tickpar.pdes.partition import Partition, partition_model
+from tickpar.plugins import LookaheadError
+
+__all__ = ["Plan", "cut_links_below", "make_plan"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The partition and synchronisation settings shared by all LPs (JSON-ready)."""
+
+    parts: int
+    lp_of: tuple[int, ...]
+    lookahead: int | None
+    """Ticks; ``None``: no link crosses LPs (each LP runs to the end on its own)."""
+    end_tick: int | None
+    sync: str
+    """The name of the synchronisation policy (:data:`tickpar.pdes.sync.SYNCS`)."""
+    order: str
+    channels: tuple[tuple[int, int], ...]
+    """``(src lp, dst lp)`` pairs that some link crosses."""
+    stall_s: float = 120.0
+    sync_args: dict[str, Any] = field(default_factory=dict)
+    """Settings of the synchronisation policy beyond the lookahead (JSON values)."""
+
+    def inputs(self, lp: int) -> list[int]:
+        """The LPs that send to ``lp``."""
+        return sorted({s for s, d in self.channels if d == lp})
+
+    def outputs(self, lp: int) -> list[int]:
+        """The LPs that ``lp`` sends to."""
+        return sorted({d for s, d in self.channels if s == lp})
+
+    def members(self, lp: int) -> list[int]:
+        """Component ids of ``lp``, ascending."""
+        return [c for c, p in enumerate(self.lp_of) if p == lp]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "parts": self.parts,
+            "lp_of": list(self.lp_of),
+            "lookahead": self.lookahead,
+            "end_tick": self.end_tick,
+            "sync": self.sync,
+            "order": self.order,
+            "channels": [list(c) for c in self.channels],
+            "stall_s": self.stall_s,
+            "sync_args": dict(self.sync_args),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
+        return cls(
+            int(data["parts"]),
+            tuple(int(x) for x in data["lp_of"]),
+            None if data["lookahead"] is None else int(data["lookahead"]),
+            None if data["end_tick"] is None else int(data["end_tick"]),
+            data["sync"],
+            data["order"],
+            tuple((int(a), int(b)) for a, b in data["channels"]),
+            float(data["stall_s"]),
+            dict(data.get("sync_args", {})),
+        )
+
+
+def make_plan(
+    model: Model,
+    parts: int,
+    *,
+    method: str,
+    order: str,
+    sync: str,
+    lookahead: int | None = None,
+    stall_s: float = 120.0,
+    sync_args: dict[str, Any] | None = None,
+) -> tuple[Plan, Partition]:
+    """Partition ``model`` into ``parts`` LPs by ``method`` and fix everything the LPs must agree on.
+
+    ``lookahead``: ticks per window/promise; ``None`` takes the smallest
+    positive latency of a link crossing LPs (1 when only zero-latency links
+    are cut: the smallest positive increment, which the run then checks).
+    Raises :class:`~tickpar.plugins.LookaheadError` for a direct call across LPs.
+    """
+    part = partition_model(model, parts, method)
+    lp_of = part.lp_of
+    for a, b in model.direct:
+        if lp_of[a.id] != lp_of[b.id]:
+            raise LookaheadError(
+                f"direct call {a.name} -> {b.name} crosses LPs {lp_of[a.id]} and {lp_of[b.id]} "
+                f"(zero lookahead; partition={part.method})"
+            )
+    channels = sorted(
+        {(lp_of[link.src.id], lp_of[link.dst.id]) for link in model.links if lp_of[link.src.id] != lp_of[link.dst.id]}
+    )
+    if lookahead is None:
+        lookahead = part.lookahead
+        if lookahead is None and part.min_cut_latency is not None:
+            lookahead = 1
+    plan = Plan(
+        parts=parts,
+        lp_of=lp_of,
+        lookahead=lookahead if channels else None,
+        end_tick=model.end_tick,
+        sync=sync,
+        order=order,
+        channels=tuple(channels),
+        stall_s=float(stall_s),
+        sync_args=dict(sync_args or {}),
+    )
+    return plan, part
+
+
+def cut_links_below(model: Model, plan: Plan) -> list[Link]:
+    """Links crossing LPs with a latency below the plan's lookahead (a violation if a message takes one)."""
+    if plan.lookahead is None:
+        return []
+    lp_of = plan.lp_of
+    return [
+        link
+        for link in model.links
+        if lp_of[link.src.id] != lp_of[link.dst.id] and link.latency < plan.lookahead
+    ]
