@@ -99,18 +99,18 @@ from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyR
 from tickpar.simloop import start_single_queue
 
 
-class _Group:
-    """One lock key's events of one batch, and everything they did (in its :class:`Deferred`)."""
+class _Group(Deferred):
+    """One lock key's events of one batch, and everything they did: the kernel's :class:`Deferred` for it."""
 
-    __slots__ = ("children", "d", "error", "gid", "late_children", "local_children", "members", "nchild", "runner")
+    __slots__ = ("children", "error", "gid", "late_children", "local_children", "members", "nchild", "runner")
 
-    def __init__(self, gid: int, runner: _Runner) -> None:
+    def __init__(self, gid: int, runner: _Runner, kbatch: int) -> None:
+        super().__init__(kbatch, runner.message_class)  # no bound method or owner kept: no reference cycle
         self.gid = gid
         self.runner = runner
         self.members: list[tuple[Entry, int]] = []  # (entry, batch index) in queue order
         self.children: list[tuple[int, int, int, Op]] = []  # (key, tie, n, op): zero-delay children to run here
         self.nchild = 0
-        self.d: Deferred = None  # type: ignore[assignment]  # set when the batch starts
         self.error: BaseException | None = None
         self.local_children = 0
         self.late_children = 0
@@ -120,7 +120,7 @@ class _Group:
         runner = self.runner
         if op is None or event.__class__ is not runner.message_class:
             runner.own(self, event)
-        if op is not None and op_key(op) <= self.d.limit_key:
+        if op is not None and op_key(op) <= self.limit_key:
             runner.child(self, op)
 
 
@@ -269,7 +269,7 @@ class _Runner:
         d = self.queue.deferring()
         if d is None:
             return  # outside a batch: one thread
-        g: _Group = d.owner  # type: ignore[assignment]
+        g: _Group = d  # type: ignore[assignment]  # the group is its own Deferred
         if peer.occupant == g.gid or self._claim(peer, g):
             return
         self.model.note_race(
@@ -282,7 +282,7 @@ class _Runner:
     # -- one group ---------------------------------------------------------------------
     def run_group(self, g: _Group) -> None:
         queue = self.queue
-        d = g.d
+        d = g
         queue.defer_to(d)
         kbatch = d.limit_key
         children = g.children
@@ -291,7 +291,7 @@ class _Runner:
         run_entry, run_op = queue.run_entry, queue.run_op
         try:
             for entry, index in g.members:
-                tie0 = entry.tie
+                tie0 = entry[1]
                 while children and (children[0][0] < kbatch or children[0][1] < tie0):
                     key, tie, _n, op = heappop(children)
                     run_op(d, op, key, tie)  # skipped when no longer live
@@ -320,13 +320,13 @@ class _Runner:
                 head = queue.head()
                 if head is None:
                     return
-                kbatch = head.key
+                kbatch = head[0]
                 groups: list[_Group] = []
                 members: list[Entry] = []
-                if head.event.__class__ in model_events:
+                if head[2].__class__ in model_events:
                     members = queue.pop_bin()
                     if len(members) >= self.min_parallel:
-                        groups = self._group(members)
+                        groups = self._group(members, kbatch)
                 if len(groups) < 2:
                     self.stats["serial_runs"] += 1
                     # The gem5 loop: the popped bin (if any), then whatever else is due up to its key.
@@ -339,7 +339,7 @@ class _Runner:
             if pool is not None:
                 pool.close()
 
-    def _group(self, members: list[Entry]) -> list[_Group]:
+    def _group(self, members: list[Entry], kbatch: int) -> list[_Group]:
         """The bin's groups by lock key, in order of first member; none when a plain event is in the bin.
 
         A method of its own (not inlined in :meth:`run`): CPython 3.11 specialises a
@@ -355,7 +355,7 @@ class _Runner:
             lk = ev.name if by_name else ev.component  # type: ignore[attr-defined]
             g = groups.get(lk)
             if g is None:
-                g = groups[lk] = _Group(len(groups), self)
+                g = groups[lk] = _Group(len(groups), self, kbatch)
             g.members.append((entry, index))
         return list(groups.values())
 
@@ -365,11 +365,9 @@ class _Runner:
         stats = self.stats
         stats["parallel_batches"] += 1
         stats["groups"] += len(groups)
-        message_class = self.message_class
         # Claims: each group owns the components of its events; a second group on one is a race.
         claimed = self.claimed
         for g in groups:
-            g.d = Deferred(kbatch, message_class, g.on_op, g)
             gid = g.gid
             last = None
             for entry, _index in g.members:
@@ -383,8 +381,8 @@ class _Runner:
                 elif occupant != gid:
                     self.model.note_race(
                         comp,
-                        entry.event,
-                        f"lock key splits {comp.name}: {entry.event.name} in group {gid}, other events in group "
+                        entry[2],
+                        f"lock key splits {comp.name}: {entry[2].name} in group {gid}, other events in group "
                         f"{occupant} of the same batch ({key_when(kbatch)}, {key_priority(kbatch)})",
                     )
         try:
@@ -407,7 +405,7 @@ class _Runner:
         execs = 0
         simple = True
         for g in groups:
-            d = g.d
+            d = g
             size_delta += d.size_delta
             execs += len(d.execs)
             if g.nchild or g.error is not None or d.violations:
@@ -428,8 +426,8 @@ class _Runner:
             return
         runs: list[list[tuple[Any, Any, int, int, int, int]]] = []
         for g in groups:
-            execs = g.d.execs
-            ops_end = len(g.d.ops)
+            execs = g.execs
+            ops_end = len(g.ops)
             runs.append(
                 [
                     (key, tie, g.gid, j, start, execs[j + 1][2] if j + 1 < len(execs) else ops_end)
@@ -445,11 +443,11 @@ class _Runner:
         failed: _Group | None = None
         for _key, _tie, gid, j, start, end in order:
             g = groups[gid]
-            if g.error is not None and j == len(g.d.execs) - 1:
+            if g.error is not None and j == len(g.execs) - 1:
                 failed = g  # the sequential run stops inside this event
                 break
-            ordered += g.d.ops[start:end]
-            viols = g.d.violations
+            ordered += g.ops[start:end]
+            viols = g.violations
             k = vpos[gid]
             while k < len(viols) and viols[k][0] == j:
                 queue.violations.append(viols[k][1])

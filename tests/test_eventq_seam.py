@@ -18,6 +18,7 @@ from tickpar.eventq import (
     EventQueue,
     Priority,
     SchedulingError,
+    entry_live,
     op_key,
     op_live,
 )
@@ -61,9 +62,9 @@ def test_pop_bin_takes_the_head_bin_in_service_order_and_put_back_restores_it(lo
     q.schedule(x, 11)
     before = q.pending()
     entries = q.pop_bin()
-    assert [e.event for e in entries] == [c, b, a]
-    assert all(e.live for e in entries) and len(q) == 4  # still scheduled, still counted
-    assert {key_when(e.key) for e in entries} == {10}
+    assert [e[2] for e in entries] == [c, b, a]
+    assert all(entry_live(e) for e in entries) and len(q) == 4  # still scheduled, still counted
+    assert {key_when(e[0]) for e in entries} == {10}
     q.put_back(entries)
     assert q.pending() == before
     drain(q)
@@ -76,11 +77,12 @@ def test_entry_is_not_live_after_deschedule_or_reschedule() -> None:
     a, b = Event(name="A"), Event(name="B")
     q.schedule(a, 5)
     q.schedule(b, 5)
-    entries = {e.event.name: e for e in q.pop_bin()}
+    entries = {e[2].name: e for e in q.pop_bin()}
     q.deschedule(a)
     q.reschedule(b, 9)
-    assert not entries["A"].live and not entries["B"].live
-    assert q.head() is not None and q.head().event is b and key_when(q.head().key) == 9
+    assert not entry_live(entries["A"]) and not entry_live(entries["B"])
+    head = q.head()
+    assert head is not None and head[2] is b and key_when(head[0]) == 9
 
 
 def test_serve_until_stops_past_the_key_and_returns_an_exit_event(log: list[object]) -> None:
@@ -200,7 +202,7 @@ def test_run_entry_and_run_op_serve_inside_the_batch(log: list[object]) -> None:
     q.schedule(a, 5)
     q.cur_tick = 5
     (entry,) = q.pop_bin()
-    d = Deferred(entry.key)
+    d = Deferred(entry[0])
     q.defer_to(d)
     q.schedule(child, 5)
     op = d.ops[0]
