@@ -4,7 +4,8 @@
 rule aggregate:
     input:
         checks=[c.check_path for c in SWEEP.cells],
-        timings=[c.timing_path for c in SWEEP.timed],
+        timings=SWEEP.timing_group_paths,
+        bounds=BOUNDS_PATHS,
     output:
         summary=report(
             "results/summary.csv",

@@ -1,26 +1,26 @@
-# Timing: pyperf in fresh worker processes with warm-ups (tickpar time -> python -m tickpar.timing),
-# after the cell's correctness job (a cell whose run did not finish is not timed: status skipped).
-# Never two at once, never beside any other job (resources bench and load, see common.smk).
+# Timing: one job per workload shape, after EVERY correctness job of the sweep (its input), so that
+# while the clock runs Snakemake has nothing to schedule and no other job exists (`bench`/`load`
+# resources keep timing jobs apart). The job times all the shape's cells in `timing.processes`
+# interleaved rounds (round r runs every cell once, in one fresh pyperf worker process), checks
+# every timed run's digests against the golden record, and measures CPU availability around each
+# round (tickpar/timing.py). It writes each cell's record (results/timing/<cell>.json + .pyperf.json)
+# and the shape's index results/timing/{workload}/{shape}.json. A cell whose correctness run did not
+# finish is not timed (status skipped); a crash or hang of one cell is that cell's record.
 rule timing:
     input:
-        check=CHECK_PATTERN,
+        checks=[c.check_path for c in SWEEP.cells],
+        goldens=lambda wc: sorted({c.golden_path for c in SWEEP.timing_group(wc)}),
     output:
-        TIMING_PATTERN,
+        TIMING_GROUP_PATTERN,
     log:
-        TIMING_PATTERN.replace("results/timing/", "results/logs/timing/").replace(".json", ".log"),
+        "results/logs/timing/{workload}/{shape}.log",
     params:
-        args=cell_args,
-        pyperf=pyperf_options,
-        pyperf_out=lambda wc: SWEEP.cell(wc).pyperf_path,
-        limit=TIMING["timeout_s"] + 120,
-        py=PY,
-    threads: lambda wc: int(wc.workers)
+        cells=lambda wc: [c.timing_entry() for c in SWEEP.timing_group(wc)],
+        timing=TIMING,
+    threads: lambda wc: max(c.workers for c in SWEEP.timing_group(wc))
     priority: 0
     resources:
         bench=1,
         load=LOAD,
-    shell:
-        "rc=0; timeout -k 10 {params.limit} {params.py} -m tickpar time {params.args} {params.pyperf}"
-        " --check {input.check} --pyperf-out {params.pyperf_out} --out {output} > {log} 2>&1 || rc=$?;"
-        " if [ ! -s {output} ]; then"
-        " {params.py} -m tickpar.sweep fallback --what timing --rc $rc --log {log} --out {output}; fi"
+    script:
+        "../report/scripts/timing.py"

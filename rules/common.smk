@@ -4,7 +4,7 @@ import os
 import shlex
 import sys
 
-from tickpar.sweep import CHECK_PATTERN, GOLDEN_PATTERN, TIMING_PATTERN, WILDCARD_CONSTRAINTS
+from tickpar.sweep import CHECK_PATTERN, GOLDEN_PATTERN, TIMING_GROUP_PATTERN, WILDCARD_CONSTRAINTS
 from tickpar.sweep import SweepError, load_sweep
 
 
@@ -29,9 +29,9 @@ PY = shlex.quote(sys.executable)  # this interpreter (the venv's), passed to eve
 FMT = config["report"]["format"]
 TIMING = config["timing"]
 
-# Scheduling (see config/README.md). `bench` (limit 1): a timing job or an MPI job runs alone
-# among those. `load` (limit LOAD): a timing or MPI job takes all of it, any other job 1, so a
-# timing job never shares the machine with a correctness job either. Set here, so that a plain
+# Scheduling (see config/README.md). Timing jobs start only after every correctness job (their
+# input, rules/bench.smk). `bench` (limit 1): a timing job or an MPI job runs alone among those.
+# `load` (limit LOAD): a timing or MPI job takes all of it, any other job 1. Set here, so that a plain
 # `snakemake --cores N` is safe; `--resources bench=... load=...` (or a profile) overrides.
 LOAD = 1000
 for _name, _limit in (("bench", 1), ("load", LOAD)):
@@ -54,22 +54,13 @@ def check_threads(wildcards):
     return cell.workers if cell.processes or cell.mpi else 1
 
 
-def pyperf_options(wildcards):
-    extra = "".join(f" --pyperf-arg={shlex.quote(a)}" for a in TIMING["extra_args"])
-    inherit = ",".join(TIMING["inherit_environ"])
-    return (
-        f"--processes {TIMING['processes']} --values {TIMING['values']} --warmups {TIMING['warmups']}"
-        f" --timeout {TIMING['timeout_s']}" + (f" --inherit-environ {inherit}" if inherit else "") + extra
-    )
-
-
 def exclusive(wildcards):
     """1 for a job that must not share the machine (MPI ranks spin while they wait)."""
     return int(SWEEP.cell(wildcards).mpi)
 
 
 def get_final_output():
-    return ["results/summary.csv", *REPORT_OUTPUTS.values()]
+    return ["results/summary.csv", "results/prediction.csv", *REPORT_OUTPUTS.values()]
 
 
 REPORT_OUTPUTS = {
@@ -79,6 +70,7 @@ REPORT_OUTPUTS = {
     "time_per_event": f"results/report/time_per_event.{FMT}",
     "overhead": f"results/report/overhead.{FMT}",
     "breakeven": f"results/report/breakeven.{FMT}",
+    "scaling": f"results/report/scaling.{FMT}",
     "findings": "results/report/findings.html",
     "environment": "results/report/environment.html",
     "pdf": "results/report.pdf",

@@ -1,10 +1,12 @@
-# summary.csv -> captioned figures, findings and environment pages, and results/report.pdf
-# (tickpar/report.py). The HTML report is Snakemake's: snakemake --report results/report.html
+# summary.csv + prediction.csv -> captioned figures, findings and environment pages, and results/report.pdf
+# (tickpar/report.py, its pages in tickpar.report.PAGES).
+# The HTML report is Snakemake's: snakemake --report results/report.html
 
 
 rule report_files:
     input:
         summary="results/summary.csv",
+        prediction="results/prediction.csv",
     output:
         speedup=report(
             REPORT_OUTPUTS["speedup"],
@@ -23,6 +25,12 @@ rule report_files:
             caption="../report/breakeven.rst",
             category="Performance",
             labels={"figure": "speedup vs work per event"},
+        ),
+        scaling=report(
+            REPORT_OUTPUTS["scaling"],
+            caption="../report/scaling.rst",
+            category="Performance",
+            labels={"figure": "predicted scaling"},
         ),
         time_per_event=report(
             REPORT_OUTPUTS["time_per_event"],

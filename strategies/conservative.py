@@ -72,8 +72,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tickpar.anatomy import partitioned_steps
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord, merge
+from tickpar.oracle import OracleRecord, Verdict, merge
 from tickpar.params import Param, ParamError
 from tickpar.pdes.errors import error_to_exception, pick_error
 from tickpar.pdes.launch import START_METHODS, mpiexec_path, run_mpi, run_processes, run_threads, usable_cores
@@ -155,6 +156,18 @@ class Conservative(Strategy):
         except LookaheadError:
             return "causality"
         return None if cut_links_below(model, plan) else "exact"
+
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """LPs and windows: the LP of the first diverging component, its window, or the failure."""
+        model = spec.build_model(work="none")
+        try:
+            plan, _ = plan_for(model, spec, workers, options)
+        except LookaheadError:
+            return None  # refused before the run: the failure message says it all
+        names = [c.name for c in model.components]
+        return partitioned_steps(verdict, plan.lp_of, names, plan.lookahead, plan.sync)
 
     def uses_processes(self, options: dict[str, Any]) -> bool:
         return options.get("backend") in {"processes", "mpi"}

@@ -1,31 +1,34 @@
 """``sequential``: gem5's ``doSimLoop``/``serviceOne`` on one queue, the reference for every result.
 
-Sync: none: one worker serves one queue, one event at a time (gem5's
-``serviceOne``).
-Lookahead: none needed: nothing runs ahead of ``cur_tick``.
-Ownership: every component on the one queue, run by the one worker.
-Determinism: deterministic in both order modes; it defines the golden digests.
-Promise: ``exact`` in both order modes, by definition.
+Sync: none: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
+component (:func:`~tickpar.simloop.start_single_queue`), events served
+strictly one at a time in (when, priority, tie) order; ``cur_tick`` moves
+only inside ``service_one``, right before ``process()``.  A workload's
+``end_tick`` becomes gem5's ``simulate()`` limit: an exit event at
+``(end_tick, SIM_EXIT)``.
 
-Contract: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
-component, events served strictly one at a time in (when, priority, tie)
-order; ``cur_tick`` moves only inside ``service_one``, right before
-``process()``.  A workload's ``end_tick`` becomes gem5's ``simulate()`` limit:
-an exit event at ``(end_tick, SIM_EXIT)``.  Deterministic in both order modes:
-it *defines* the golden digests.
+Lookahead: not used: nothing runs beside anything else.
+
+Ownership: the one worker is inside every component; the model is built
+without race guards.
+
+Determinism: deterministic in both order modes: it *defines* the golden
+digests.  ``checks=false`` runs gem5 with its assertions compiled out
+(violations recorded; a double schedule runs twice; a deschedule of an event
+not in the queue panics, verdict ``crash``).
+
+Promise: ``exact``, by definition.
 """
-
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from tickpar.eventq import EventQueue
 from tickpar.oracle import collect
 from tickpar.params import Param
 from tickpar.plugins import RunSpec, Strategy, StrategyResult, base_stats
 from tickpar.progress import track
-from tickpar.simloop import schedule_limit
+from tickpar.simloop import start_single_queue
 
 
 class Sequential(Strategy):
@@ -37,11 +40,7 @@ class Sequential(Strategy):
     max_workers = 1
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
-        model = spec.build_model()
-        queue = EventQueue("main", order=spec.order, checks=options.get("checks", True))
-        model.bind(queue)
-        model.start()
-        schedule_limit(queue, model.end_tick)
+        model, queue = start_single_queue(spec, checks=options.get("checks", True))
         started = time.perf_counter()
         if model.end_tick is None:
             queue.run()  # gem5 doSimLoop: serve until the exit event comes back (or nothing is left)

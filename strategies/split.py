@@ -1,49 +1,53 @@
 """``split``: the research prototype's ``popNextEvent()`` / ``executePoppedEvent()`` loop, faithfully.
 
-Sync: a global queue lock around each pop and a mutex per lock key around each
-execution; no barrier.
-Lookahead: none: a worker pops the head whatever its tick, so handlers of
-different ticks run at once.
-Ownership: none by component: the mutex is keyed by event name
-(``lock_key=name``) or by component (``lock_key=component``); direct calls
-enter their peer unlocked.
-Determinism: ``executor=interleave`` is deterministic for a given
-``interleave_seed``; ``executor=threads`` depends on the machine's timing.
-Promise: ``exact`` with one worker and ``pop_ahead=0``; otherwise what
-:meth:`Split.expected_verdict` says (the reproduced failure, or nothing).
+Sync: none beyond the prototype's locks.  N workers share one
+:class:`~tickpar.eventq.EventQueue`; each loops (1) **pop**: under the global
+queue lock, ``queue.pop_next(advance=True)`` takes the head, clears its
+Scheduled flag and sets ``cur_tick`` to its ``when`` -- even for a squashed
+event, as the prototype's ``popNextEvent`` does and gem5's ``serviceOne``
+does not -- then releases the queue lock; (2) **lock**: takes the mutex keyed
+by the event (``lock_key=name``: the event's name, the prototype;
+``lock_key=component``: the component that owns the event); (3) **execute**:
+``queue.execute_popped(ev)`` runs ``process()``, whose schedules go into the
+shared queue (atomic operations: the ``threads`` executor guards them with the
+queue lock, as gem5 expects ``schedule`` under ``service_mutex``); (4)
+**release** the mutex.  A worker that executes the exit event (the
+``simulate()`` limit) stops every worker; with no limit the run ends when the
+queue is empty and no worker holds an event.
 
-N workers share one :class:`~tickpar.eventq.EventQueue`.  Each worker loops:
+Lookahead: none.  Any worker pops the head whatever its tick, so ``cur_tick``
+(the queue's, not the event's) moves while other workers' handlers run.
 
-1. **pop**: under the global queue lock, ``queue.pop_next(advance=True)``
-   takes the head, clears its Scheduled flag and sets ``cur_tick`` to its
-   ``when`` -- even for a squashed event, as the prototype's ``popNextEvent``
-   does and gem5's ``serviceOne`` does not; then the queue lock is released;
-2. **lock**: take the mutex keyed by the event (``lock_key=name``: the
-   event's name, the prototype; ``lock_key=component``: the component that
-   owns the event);
-3. **execute**: ``queue.execute_popped(ev)`` runs ``process()``; whatever it
-   schedules goes into the shared queue (whose own operations are atomic:
-   the ``threads`` executor guards them with the queue lock, as gem5 expects
-   ``schedule`` to run under the queue's ``service_mutex``);
-4. **release** the mutex.  A worker that executes the exit event (the
-   ``simulate()`` limit) stops every worker: the others finish the event they
-   hold and pop nothing more.  With no limit the run ends when the queue is
-   empty and no worker holds an event.
+Ownership: a mutex per event name or per component, taken after the pop and
+held while the handler runs; direct calls (``Component.call``) enter a peer
+without its mutex.  Nothing owns time.
+
+Determinism: ``executor=interleave`` (default) runs the workers' steps on one
+thread in an order drawn from ``interleave_seed``: the same cell gives the
+same verdict, failing event and anatomy on every run.  ``executor=threads``
+runs real threads: its verdict depends on the machine and the run.
+
+Promise: ``exact`` with one worker and no pop-ahead (one worker strictly
+alternating pop -> execute is ``serviceOne`` for the ``when >= curTick``
+check).  ``causality`` with the interleave executor, assertions on and two or
+more workers, on a workload with the traits ``stored_ticks`` and
+``long_run`` (mechanism A below: a stored tick behind a clock another
+worker's pop moved).  Nothing otherwise: assertions off give ``diverged``,
+``race`` or ``crash`` depending on the interleaving, real threads fail as
+often as the machine lets handlers overlap.
 
 Why it fails with two or more workers (gem5-eventq.md §6, "several workers"):
 
-* **cur_tick moved by another worker's pop** (A).  ``cur_tick`` is the
-  queue's, not the event's.  While worker 1 holds an event of tick 100,
-  worker 2 pops one of tick 150 and moves ``cur_tick`` to 150.  Worker 1's
-  handler now sees "now" = 150: an event it schedules at a *stored* absolute
-  tick (a crossbar layer's or a DRAM bus's busy-until, ``respQueue.front()
-  ->readyTime``) lies in the past and gem5's ``assert(when >= curTick())``
-  fires (verdict ``causality``); an event it schedules *relative* to "now"
-  lands at the wrong tick (verdict ``diverged``), and fails the assertion
-  too when a pop moves ``cur_tick`` between the handler's read of "now" and
-  the check inside ``schedule``.  With the assertions off (``checks=false``)
-  the run goes on, ``cur_tick`` even goes backwards at the next pop, and
-  state can be corrupted for good (mechanism D below).
+* **cur_tick moved by another worker's pop** (A).  While worker 1 holds an
+  event of tick 100, worker 2 pops one of tick 150 and moves ``cur_tick`` to
+  150.  Worker 1's handler now sees "now" = 150: an event it schedules at a
+  *stored* absolute tick (a crossbar layer's or a DRAM bus's busy-until,
+  ``respQueue.front()->readyTime``, the event's own tick) lies in the past
+  and gem5's ``assert(when >= curTick())`` fires (verdict ``causality``); an
+  event it schedules *relative* to "now" lands at the wrong tick (verdict
+  ``diverged``).  With the assertions off (``checks=false``) the run goes on,
+  ``cur_tick`` even goes backwards at the next pop, and state can be
+  corrupted for good (mechanism D below).
 * **same-tick order lost** (B).  Events of one (when, priority) bin, of
   different priorities and of different ticks run at once: priorities and
   gem5's LIFO tie order no longer decide what a component sees first.
@@ -58,71 +62,69 @@ Why it fails with two or more workers (gem5-eventq.md §6, "several workers"):
 * **check-then-act on a popped event** (D).  Between pop and execute an
   event looks unscheduled, so ``if not ev.scheduled: schedule(ev, t)``
   (gem5's ``PacketQueue::schedSendEvent``) queues it a second time while a
-  worker holds it; it then runs twice, and a second ``sendEvent`` on an
-  empty packet queue crashes the model (as gem5's ``deferredPacketReady``
-  assertion would).
+  worker holds it; it then runs twice.
 
-Why it is exact with one worker, and where the prototype's reported
-one-worker failure must come from (§6, "one worker"): one worker strictly
-alternating pop -> execute -> pop is ``serviceOne`` for the ``when >=
-curTick`` check -- nothing else moves ``cur_tick`` while ``process()`` runs,
-and the only difference (``setCurTick`` on a squashed pop) is overwritten by
-the next pop before anything reads it.  This model leaves out the gem5
-mechanisms that can break that: (1) the main (Python) thread still running
-``doSimLoop``/``serviceOne`` or its async branch (``pollQueue``, stat events,
-``exitSimLoop``) next to the worker -- a second agent on the queue; (2)
-pop-ahead or pipelined dispatch, popping the next event before the current
-one has executed (here: ``pop_ahead>=1``, which reproduces the failure with
-one worker: the handler runs with the clock of an event popped after it);
-(3) the exit path: a worker that keeps popping after the exit
-event, then Python's next ``simulate()`` -> ``set_max_tick`` ->
-``reschedule`` racing it, or a popped-but-unrun event put back with
-``schedule(ev, ev->when())``; (4) a thread-local clock mismatch: the worker's
-``curTick()`` bound to another ``EventQueue`` than the one ``popNextEvent``
-advances; (5) a pop without gem5's stale-``nextBin`` fix-up, silently
-skipping bins; (6) the transient Squashed-but-not-Scheduled window that
-O3's ``reschedule(always=false)`` trips; (7) ``service_mutex`` left held by
+Where the prototype's reported one-worker failure must come from (§6, "one
+worker"): one worker strictly alternating pop -> execute cannot fail the
+``when >= curTick`` check -- nothing else moves ``cur_tick`` while
+``process()`` runs, and the only difference (``setCurTick`` on a squashed
+pop) is overwritten by the next pop before anything reads it.  This model
+leaves out the gem5 mechanisms that can break that: (1) the main (Python)
+thread still running ``doSimLoop``/``serviceOne`` or its async branch
+(``pollQueue``, stat events, ``exitSimLoop``) next to the worker -- a second
+agent on the queue; (2) pop-ahead or pipelined dispatch, popping the next
+event before the current one has executed (here: ``pop_ahead>=1``, which
+breaks one worker: the handler runs with the clock of an event popped after
+it); (3) the exit path: a worker that keeps popping after the exit event,
+then Python's next ``simulate()`` -> ``set_max_tick`` -> ``reschedule``
+racing it, or a popped-but-unrun event put back with ``schedule(ev,
+ev->when())``; (4) a thread-local clock mismatch: the worker's ``curTick()``
+bound to another ``EventQueue`` than the one ``popNextEvent`` advances; (5) a
+pop without gem5's stale-``nextBin`` fix-up, silently skipping bins; (6) the
+transient Squashed-but-not-Scheduled window that O3's
+``reschedule(always=false)`` trips; (7) ``service_mutex`` left held by
 ``ScopedRelease`` (hangs rather than asserts); (8) missing ``doSimLoop``
 pieces (async signals, the ``curTick() <= nextTick()`` check).
 
-Two executors run the same worker code, written as a generator of steps
-(pop, lock, execute, release):
+Two executors run the same worker steps (pop, lock, execute, release):
 
-* ``executor=interleave`` (default; correctness cells and tests): one
-  thread, a scheduler seeded with ``interleave_seed`` picks uniformly among
-  the workers that can make progress and advances that one by one step.
-  Inside a handler, every read of "now" (``queue.cur_tick``) and every
-  ``schedule``/``reschedule``/``deschedule`` call is a switch point too:
-  the scheduler may run other workers' steps there (their pops, which move
-  ``cur_tick``; their handlers, nested) before the handler goes on.  Every
-  interleaving it produces is one real threads could produce; the weights
-  are not real time (a few-instruction window is as likely to be hit as a
-  whole handler), so it finds failures sooner than a real run does.  The
-  verdict and the first failing event are the same on every run.  A worker
-  is *inside* the component of the event it executes from its execute step
-  to its release step; ``model.worker_id`` returns the simulated worker, so
-  the model's race guard reports two simulated workers in one component
-  (two events under name locks, or a direct call into a component another
-  worker is in) exactly when their inside-windows overlap.
-* ``executor=threads``: real ``threading.Thread`` workers for timing.  The
-  failure shows up as often as the machine allows (the GIL serialises
-  handlers; ``--work gil-release`` lets them overlap).  A worker's exception
-  stops every worker and is raised; a run that makes no progress for
-  ``stall_s`` seconds is a ``DeadlockError``; it never hangs.
+* ``executor=interleave``: one thread; at each step boundary a scheduler
+  seeded with ``interleave_seed`` picks uniformly among the workers that can
+  make progress and advances that one by one step.  Inside a handler, every
+  read of "now" by model code (``queue.cur_tick``: ``Component.cur_tick``,
+  ``clockEdge``, ``Link.send``) is a switch point too: with probability
+  ``preempt`` (default 0.5, drawn again after each step it runs) the
+  scheduler runs another worker's step there -- a pop, which moves
+  ``cur_tick``, or a handler, nested -- before the handler goes on.  The
+  queue operations themselves (``schedule``/``reschedule``/``deschedule``,
+  and the ``when >= cur_tick`` check inside them) are not switch points: a
+  tick computed from "now" and scheduled at once is checked against the same
+  "now", as in a real run where that window is a few instructions.  So each
+  verdict has one mechanism: ``causality`` is a stored tick (or a tick
+  computed before a later switch point) behind a clock another pop moved,
+  ``diverged`` a tick computed from a moved clock.  Every interleaving it
+  produces is one real threads could produce; the weights are not real time.
+  A worker is *inside* the component of the event it executes from its
+  execute step to its release step; ``model.worker_id`` returns the
+  simulated worker, so the model's race guard reports two simulated workers
+  in one component exactly when their inside-windows overlap.
+* ``executor=threads``: real ``threading.Thread`` workers.  The failure
+  shows up as often as the machine allows (the GIL serialises handlers;
+  ``--work gil-release`` lets them overlap).  A worker's exception stops
+  every worker and is raised; a run that makes no progress for ``stall_s``
+  seconds is a ``DeadlockError``; it never hangs.
 
-Observed verdicts (interleave, default ``interleave_seed``, seeds 1-3, both
-orders): 1 worker ``exact`` everywhere.  ``multicore``, 2 to 8 workers:
-``causality`` in every one of 384 cells tried (12 interleave seeds x 2 run
-seeds x 2 orders x 4 worker counts x both lock keys), first failures within
-the first ~70 ns of simulated time, e.g. ``schedule(system.cpu0.dcache.
-cpuSidePort.sendEvent, when=3001) with cur_tick=3500`` -- hence the promise.
-``phold``: ``causality`` at 3 or more workers, ``diverged`` or ``causality``
-at 2 depending on the interleave seed (no promise).  ``checks=false``:
-``phold`` ``diverged`` with the violations listed; ``multicore``
-``diverged`` with ``lock_key=component``, but name locks and direct calls
-give ``race``, and mechanism D can end a run in ``crash``.  With one worker
-and ``pop_ahead>=1``, ``multicore`` gets ``causality`` (a CPU resuming at the
-clock edge after a response's own tick, behind the popped-ahead clock).
+A run stopped by a failed assertion still reports what it processed up to
+there (events, final tick).  :meth:`Split.anatomy` replays an interleaved run
+with a recorder (never on in a measured run) and returns the steps that led
+to a non-exact verdict: for ``causality`` the pop that moved ``cur_tick``, the
+running handler and where its ``when`` came from (replayed once more with the
+handler reading its own event's tick: an unchanged ``when`` is a stored tick,
+a changed one ``cur_tick + delay``); for ``race`` the two workers and events
+in one component; for ``diverged`` the schedule that produced the first
+divergence.  What the verdicts are for given cells is asserted by
+tests/test_split.py and tests/test_conformance.py; failure rates against
+``preempt`` and real threads are measured by the report's failure pages.
 """
 
 from __future__ import annotations
@@ -134,12 +136,12 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
-from tickpar.eventq import Event, EventQueue
-from tickpar.model import Model
-from tickpar.oracle import collect
+from tickpar.eventq import Event, EventQueue, SchedulingError
+from tickpar.model import Component, Model
+from tickpar.oracle import Verdict, collect
 from tickpar.params import Param, ParamError
-from tickpar.plugins import DeadlockError, RunSpec, Strategy, StrategyResult, base_stats
-from tickpar.simloop import schedule_limit
+from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyResult, base_stats
+from tickpar.simloop import start_single_queue
 
 # What a worker step yields: None (made progress, runnable again), _QUEUE
 # (waits for an event to pop) or a lock key (waits for that mutex).
@@ -202,12 +204,73 @@ class _Shared:
         self.progress = 0
 
 
+class _ProbeDone(Exception):
+    """Raised by a probing replay when the probed handler reaches the probed operation."""
+
+
+class _Recorder:
+    """What the interleave executor did, step by step: only in an anatomy replay, never in a measured run.
+
+    ``log`` holds ``(step, worker, kind, event, when, cur_tick, note)`` rows:
+    kinds ``pop``, ``handler`` (a handler starts), ``read`` (a handler reads a
+    ``cur_tick`` other than its event's tick), ``schedule``/``reschedule``/
+    ``deschedule``, ``race`` and ``fail``.  With ``probe=(handler index, op
+    index)`` the replay lets that handler read its own event's tick as "now"
+    and stops at that operation, keeping the ``when`` it asked for.
+    """
+
+    def __init__(self, probe: tuple[int, int] | None = None) -> None:
+        self.log: list[tuple[int, int, str, str, int, int, str]] = []
+        self.handlers = 0
+        #: worker -> [handler index, event, operations so far, step it started]
+        self.running: dict[int, list[Any]] = {}
+        #: worker -> log index where its handler started, until its release step (it is inside till then)
+        self.inside: dict[int, int] = {}
+        self.probe = probe
+        self.probe_when: int | None = None
+        self.step: Callable[[], int] = lambda: 0
+        self.failed: tuple[int, int, str, str, int, int, str] | None = None
+
+    def add(self, worker: int, kind: str, event: str, when: int, cur_tick: int, note: str = "") -> None:
+        self.log.append((self.step(), worker, kind, event, int(when), int(cur_tick), note))
+
+    def start(self, worker: int, ev: Event, now: int) -> None:
+        self.running[worker] = [self.handlers, ev, 0, self.step()]
+        self.handlers += 1
+        self.inside[worker] = len(self.log)
+        self.add(worker, "handler", ev.name, ev.when, now)
+
+    def read(self, worker: int, now: int) -> int:
+        """A read of ``cur_tick`` by ``worker``'s handler: log a stale one; a probed handler reads its own tick."""
+        run = self.running.get(worker)
+        if run is None:
+            return now
+        ev = run[1]
+        if self.probe is not None and run[0] == self.probe[0]:
+            return ev.when
+        if now != ev.when:
+            self.add(worker, "read", ev.name, ev.when, now, "stale")
+        return now
+
+    def op(self, worker: int, kind: str, target: Event, when: int, now: int) -> None:
+        run = self.running.get(worker)
+        if run is None:
+            return
+        index = run[2]
+        run[2] += 1
+        if self.probe is not None and (run[0], index) == self.probe:
+            self.probe_when = int(when)
+            raise _ProbeDone
+        self.add(worker, kind, target.name, when, now, run[1].name)
+
+
 def _worker(
     wid: int,
     queue: _InterleavedQueue,
     shared: _Shared,
     key_of: Callable[[Event], object],
     pop_ahead: int,
+    recorder: _Recorder | None,
 ) -> Generator[object, None, None]:
     """One simulated worker of the interleave executor, one step per ``next()``."""
     held: deque[Event] = deque()
@@ -230,6 +293,8 @@ def _worker(
             shared.busy += 1
             shared.pops[wid] += 1
             shared.squashed_pops[wid] += ev.squashed
+            if recorder is not None:
+                recorder.add(wid, "pop", ev.name, ev.when, queue.tick_now(), "squashed" if ev.squashed else "")
             held.append(ev)
             yield None
         # Pop-ahead: take more events before executing the first (one-worker failure mechanism 2).
@@ -238,6 +303,8 @@ def _worker(
             shared.busy += 1
             shared.pops[wid] += 1
             shared.squashed_pops[wid] += ev.squashed
+            if recorder is not None:
+                recorder.add(wid, "pop", ev.name, ev.when, queue.tick_now(), "pop-ahead")
             held.append(ev)
             yield None
         ev = held.popleft()
@@ -249,17 +316,21 @@ def _worker(
                 yield key
         locks[key] = wid
         comp = getattr(ev, "component", None)
-        mine = comp is not None and comp._occupant is None
-        if mine:
-            comp._occupant = wid  # inside from here until the release step
+        mine = comp is not None and comp.claim(wid) is None  # inside from here until the release step
         if queue.tick_now() != ev.when and not ev.squashed:
             shared.stale_now[wid] += 1
+        if recorder is not None and not ev.squashed:
+            recorder.start(wid, ev, queue.tick_now())
         result = execute(ev)  # may raise SchedulingError: the run stops there
+        if recorder is not None:
+            recorder.running.pop(wid, None)
         shared.executed[wid] += 1
         shared.progress += 1
         yield None  # still inside: other workers' steps happen now
         if mine:
-            comp._occupant = None
+            comp.release()
+        if recorder is not None:
+            recorder.inside.pop(wid, None)
         del locks[key]
         shared.busy -= 1
         if result is not None:
@@ -269,22 +340,29 @@ def _worker(
 class _Interleaver:
     """The interleave executor: the workers' steps on one thread, in a seeded random order.
 
-    Step boundaries are the worker's own steps (pop, lock, execute, release)
-    and, inside a handler, every read of "now" (:class:`_InterleavedQueue`
-    calls :meth:`preempt` before it): there the scheduler may run other
-    workers' steps -- their pops, which move ``cur_tick`` under the running
-    handler, and even their handlers, nested -- before the handler goes on.  A suspended worker resumes only when the
-    scheduler picks it again, so every interleaving is a real one; the pick is
-    uniform over the workers that can make progress, from ``seed``.
+    At a step boundary the pick is uniform over the workers that can make
+    progress.  Inside a handler, every read of "now" (:class:`_InterleavedQueue`
+    calls :meth:`preempt` before it) is a switch point: with probability
+    ``preempt`` another worker's step runs there -- a pop, which moves
+    ``cur_tick`` under the running handler, or a handler, nested -- and the
+    draw repeats after it.  A suspended worker resumes only when the scheduler
+    picks it again, so every interleaving is a real one.
     """
 
     def __init__(
-        self, model: Model, queue: _InterleavedQueue, shared: _Shared, gens: dict[int, Any], seed: int
+        self,
+        model: Model,
+        queue: _InterleavedQueue,
+        shared: _Shared,
+        gens: dict[int, Any],
+        seed: int,
+        preempt: float,
     ) -> None:
         self.rng = random.Random(seed)
         self.queue = queue
         self.shared = shared
         self.gens = gens
+        self.preempt_p = preempt
         self.waits: dict[int, object] = dict.fromkeys(gens)
         self.suspended: set[int] = set()
         self.current = -1
@@ -332,18 +410,16 @@ class _Interleaver:
         """A switch point inside the running handler: maybe run other workers' steps first."""
         if self.current < 0:
             return
+        rng, p = self.rng, self.preempt_p
         while True:
             ready = self._ready()
-            if not ready:
-                return
-            pick = self.rng.randrange(len(ready) + 1)
-            if pick == len(ready):
+            if not ready or rng.random() >= p:
                 return  # the running handler goes on
             self.preemptions += 1
-            self._step(ready[pick])
+            self._step(ready[0] if len(ready) == 1 else rng.choice(ready))
 
 
-_BASE_CUR_TICK = EventQueue.__dict__["cur_tick"]  # the slot that holds the queue's tick
+_BASE_CUR_TICK = EventQueue.tick_slot  # the slot that holds the queue's tick
 
 
 class _InterleavedQueue(EventQueue):
@@ -351,58 +427,85 @@ class _InterleavedQueue(EventQueue):
 
     Model code reads "now" through ``queue.cur_tick`` (``Component.cur_tick``,
     ``clockEdge``, ``Link.send``); before each such read the interleaver may
-    run other workers' steps.  The queue's own reads (the ``when >= cur_tick``
-    check inside ``schedule``/``reschedule``) are not switch points: a
-    time computed from "now" and scheduled at once is checked against the
-    same "now", as in a real run where that window is a few instructions.
-    So a schedule relative to ``cur_tick`` lands at a wrong tick but passes
-    the check, and one at a *stored* tick fails it when another worker's pop
-    moved ``cur_tick`` past that tick while the handler was running.
+    run other workers' steps.  The queue operations are not switch points, and
+    their own reads (the ``when >= cur_tick`` check inside ``schedule``/
+    ``reschedule``) are quiet: a time computed from "now" and scheduled at
+    once is checked against the same "now", as in a real run where that
+    window is a few instructions.  So a schedule relative to ``cur_tick``
+    lands at a wrong tick but passes the check, and one at a *stored* tick
+    fails it when another worker's pop moved ``cur_tick`` past that tick
+    while the handler was running.  A :class:`_Recorder`, when attached,
+    sees every read and operation.
     """
 
-    __slots__ = ("_quiet", "interleaver")
+    __slots__ = ("_quiet", "interleaver", "recorder")
 
     def __init__(self, name: str, order: str, checks: bool) -> None:
         self.interleaver: _Interleaver | None = None
+        self.recorder: _Recorder | None = None
         self._quiet = False
         super().__init__(name, order=order, checks=checks)
 
     @property  # type: ignore[override]
     def cur_tick(self) -> int:
         interleaver = self.interleaver
-        if interleaver is not None and not self._quiet:
-            interleaver.preempt()
-        return _BASE_CUR_TICK.__get__(self)
+        if interleaver is None or self._quiet:
+            return _BASE_CUR_TICK.__get__(self)
+        interleaver.preempt()
+        now = _BASE_CUR_TICK.__get__(self)
+        if self.recorder is not None:
+            return self.recorder.read(interleaver.current, now)
+        return now
 
     @cur_tick.setter
     def cur_tick(self, value: int) -> None:
         _BASE_CUR_TICK.__set__(self, value)
 
+    def _op(self, kind: str, event: Event, when: int) -> None:
+        """Tell the recorder about an operation; a failed assertion is logged where it happens."""
+        recorder, interleaver = self.recorder, self.interleaver
+        if recorder is not None and interleaver is not None:
+            recorder.op(interleaver.current, kind, event, when, self.tick_now())
+
+    def _failed(self, err: SchedulingError) -> None:
+        recorder, interleaver = self.recorder, self.interleaver
+        if recorder is not None and interleaver is not None:
+            row = (interleaver.steps, interleaver.current, "fail", err.event.name, err.when, err.cur_tick, str(err))
+            recorder.failed = row
+            recorder.log.append(row)
+
     def schedule(self, event: Event, when: int) -> None:
-        interleaver = self.interleaver
-        if interleaver is not None:
-            interleaver.preempt()
         self._quiet = True
         try:
+            self._op("schedule", event, when)
             EventQueue.schedule(self, event, when)
+        except SchedulingError as err:
+            self._failed(err)
+            raise
         finally:
             self._quiet = False
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
-        interleaver = self.interleaver
-        if interleaver is not None:
-            interleaver.preempt()
         self._quiet = True
         try:
+            self._op("reschedule", event, when)
             EventQueue.reschedule(self, event, when, always)
+        except SchedulingError as err:
+            self._failed(err)
+            raise
         finally:
             self._quiet = False
 
     def deschedule(self, event: Event) -> None:
-        interleaver = self.interleaver
-        if interleaver is not None:
-            interleaver.preempt()
-        EventQueue.deschedule(self, event)
+        self._quiet = True
+        try:
+            self._op("deschedule", event, event.when)
+            EventQueue.deschedule(self, event)
+        except SchedulingError as err:
+            self._failed(err)
+            raise
+        finally:
+            self._quiet = False
 
     def tick_now(self) -> int:
         """``cur_tick`` without a switch point (for the executor's own bookkeeping)."""
@@ -501,6 +604,27 @@ def _threads(
         raise errors[0]
 
 
+def _interleave(
+    spec: RunSpec, workers: int, options: dict[str, Any], recorder: _Recorder | None = None
+) -> tuple[Model, _InterleavedQueue, _Shared, _Interleaver]:
+    """Build the model and set up an interleaved run (not started): what :meth:`Split.run` and replays share."""
+    pop_ahead = options.get("pop_ahead", 0)
+    model, queue = start_single_queue(
+        spec, _InterleavedQueue, checks=options.get("checks", True), detect_races=workers > 1 or pop_ahead > 0
+    )
+    shared = _Shared(workers)
+    key_of = _lock_key_fn(options.get("lock_key", "name"))
+    gens = {w: _worker(w, queue, shared, key_of, pop_ahead, recorder) for w in range(workers)}
+    interleaver = _Interleaver(
+        model, queue, shared, gens, options.get("interleave_seed", 0), options.get("preempt", 0.5)
+    )
+    queue.interleaver = interleaver
+    queue.recorder = recorder
+    if recorder is not None:
+        recorder.step = lambda: interleaver.steps
+    return model, queue, shared, interleaver
+
+
 class Split(Strategy):
     name = "split"
     summary = "the research prototype: N workers pop under a queue lock, execute under a name/component mutex"
@@ -516,61 +640,74 @@ class Split(Strategy):
             choices=("interleave", "threads"),
         ),
         "interleave_seed": Param(int, 0, "seed of the interleave executor's step scheduler", min=0, max=2**63 - 1),
+        "preempt": Param(
+            float,
+            0.5,
+            "interleave: probability that a read of cur_tick inside a handler lets another worker step first",
+            min=0.0,
+            max=1.0,
+        ),
         "pop_ahead": Param(int, 0, "events a worker pops beyond the one it is about to execute", min=0, max=64),
         "stall_s": Param(float, 30.0, "threads: no event finished for this long -> deadlock", min=0.1, max=3600.0),
     }
 
     def validate(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> None:
         super().validate(spec, workers, options)
-        if options.get("executor") == "threads" and options.get("pop_ahead", 0):
-            raise ParamError(
-                f"split option pop_ahead={options['pop_ahead']} is not allowed with executor=threads: 0"
-                " (pop-ahead is modelled by the interleave executor)"
-            )
+        if options.get("executor") == "threads":
+            for option, neutral in (("pop_ahead", 0), ("preempt", 0.5)):
+                if options.get(option, neutral) != neutral:
+                    raise ParamError(
+                        f"split option {option}={options[option]} is not allowed with executor=threads: {neutral}"
+                        f" ({option} belongs to the interleave executor)"
+                    )
 
     def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
-        if spec.order not in self.orders:
-            return None
-        pop_ahead = options.get("pop_ahead", 0)
-        if workers == 1 and pop_ahead == 0:
-            return "exact"
+        return self.promise(spec, workers, options).verdict
+
+    def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
+        """From the contract (module docstring, "Promise:") and the workload's traits."""
+        if workers == 1 and options.get("pop_ahead", 0) == 0:
+            return Promise("exact", (), "one worker alternating pop and execute is gem5's serviceOne")
         if options.get("executor", "interleave") != "interleave":
-            return None  # real threads: the failure shows up as often as the machine allows
-        busy_multicore = spec.workload == "multicore" and spec.params.get("requests_per_core", 0) >= 100
-        if busy_multicore and workers >= 2 and options.get("checks", True):
-            # Observed in every cell tried (see the module docstring): a time computed from "now" or
-            # stored earlier, scheduled after another worker's pop moved cur_tick past it.
-            return "causality"
-        return None
+            return Promise(None, (), "real threads: the failure shows up as often as the machine lets handlers overlap")
+        if not options.get("checks", True):
+            return Promise(None, (), "assertions off: diverged, race or crash, depending on the interleaving")
+        basis = ("stored_ticks", "long_run")
+        if workers >= 2 and set(basis) <= spec.traits():
+            return Promise(
+                "causality",
+                basis,
+                "another worker's pop moves cur_tick past a stored tick that a running handler then schedules at",
+            )
+        return Promise(None, (), "no stored ticks or a short run: the moved clock may only shift ticks (diverged)")
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
-        checks = options.get("checks", True)
         executor = options.get("executor", "interleave")
-        pop_ahead = options.get("pop_ahead", 0)
-        key_of = _lock_key_fn(options.get("lock_key", "name"))
-        model = spec.build_model(detect_races=workers > 1 or pop_ahead > 0)
-        queue: EventQueue
-        if executor == "threads":
-            queue = _LockedQueue("main", spec.order, checks)
-        else:
-            queue = _InterleavedQueue("main", spec.order, checks)
-        model.bind(queue)
-        model.start()
-        schedule_limit(queue, model.end_tick)
-        shared = _Shared(workers)
         started = time.perf_counter()
         steps = preemptions = 0
-        if isinstance(queue, _LockedQueue):
-            _threads(queue, shared, workers, key_of, options.get("stall_s", 30.0))
+        if executor == "threads":
+            model, queue = start_single_queue(
+                spec, _LockedQueue, checks=options.get("checks", True), detect_races=workers > 1
+            )
+            shared = _Shared(workers)
+            started = time.perf_counter()
+            key_of = _lock_key_fn(options.get("lock_key", "name"))
+            try:
+                _threads(queue, shared, workers, key_of, options.get("stall_s", 30.0))
+            except SchedulingError as err:
+                err.partial = collect(model, violations=queue.violations)  # type: ignore[attr-defined]
+                raise
         else:
-            assert isinstance(queue, _InterleavedQueue)
-            gens = {w: _worker(w, queue, shared, key_of, pop_ahead) for w in range(workers)}
-            interleaver = _Interleaver(model, queue, shared, gens, options.get("interleave_seed", 0))
-            queue.interleaver = interleaver
+            model, iqueue, shared, interleaver = _interleave(spec, workers, options)
+            queue = iqueue
+            started = time.perf_counter()
             try:
                 interleaver.run()
+            except SchedulingError as err:
+                err.partial = collect(model, violations=queue.violations)  # type: ignore[attr-defined]
+                raise
             finally:
-                queue.interleaver = None
+                iqueue.interleaver = None
             steps, preemptions = interleaver.steps, interleaver.preemptions
         elapsed = time.perf_counter() - started
         record = collect(model, violations=queue.violations)
@@ -579,7 +716,8 @@ class Split(Strategy):
         stats.update(
             events=record.events,
             batches=pops,
-            mean_events_per_batch=1.0 if pops else 0.0,
+            # Events the model processed per pop: below 1 when pops take squashed events or the exit event.
+            mean_events_per_batch=record.events / pops if pops else 0.0,
             lock_waits=sum(shared.lock_waits),
             idle_s=list(shared.idle_s),
             loop_s=elapsed,
@@ -596,3 +734,212 @@ class Split(Strategy):
             races=len(model.races),
         )
         return StrategyResult(record, stats)
+
+    # -- anatomy ---------------------------------------------------------------------------------
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """The steps that led to ``verdict``, from a recorded replay (interleave executor only)."""
+        if options.get("executor", "interleave") != "interleave" or verdict.kind not in {
+            "causality",
+            "race",
+            "diverged",
+        }:
+            return None
+        recorder = _Recorder()
+        model, queue, _shared, interleaver = _interleave(spec, workers, options, recorder)
+        first_race: list[tuple[Component, dict[int, int]]] = []
+        note_race = model.note_race
+
+        def noting(component: Component, event: Event | None, detail: str) -> None:
+            note_race(component, event, detail)
+            if not first_race:
+                first_race.append((component, dict(recorder.inside)))
+                name = event.name if event is not None else "<direct call>"
+                recorder.add(interleaver.current, "race", name, component.when, queue.tick_now(), component.name)
+
+        model.note_race = noting  # type: ignore[method-assign]
+        try:
+            interleaver.run()
+        except SchedulingError:
+            pass
+        except Exception:  # a crash is explained by its message, not by a replay
+            return None
+        if verdict.kind == "causality" and recorder.failed is not None:
+            return _causality_steps(recorder, self._replay_when(spec, workers, options, recorder))
+        if verdict.kind == "race" and first_race:
+            return _race_steps(recorder, *first_race[0])
+        if verdict.kind == "diverged" and verdict.divergence is not None:
+            return _diverged_steps(recorder, verdict.divergence)
+        return None
+
+    def _replay_when(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], recorder: _Recorder
+    ) -> tuple[int, int | None] | None:
+        """Replay once more with the failing handler reading its own event's tick as "now".
+
+        Returns ``(handler's tick, when it then asks for)`` (``None``: it no
+        longer reaches that operation), or ``None`` when no handler was running.
+        """
+        failed = recorder.failed
+        assert failed is not None
+        run = recorder.running.get(failed[1])
+        if run is None:
+            return None
+        probe = _Recorder(probe=(run[0], run[2] - 1))
+        _model, _queue, _shared, interleaver = _interleave(spec, workers, options, probe)
+        try:
+            interleaver.run()
+        except (_ProbeDone, SchedulingError):
+            pass
+        except Exception:
+            return None
+        return run[1].when, probe.probe_when
+
+
+def _step(row: tuple[int, int, str, str, int, int, str], note: str) -> dict[str, Any]:
+    step, worker, _kind, event, when, cur_tick, _ = row
+    return {"worker": worker, "step": step, "event": event, "when": when, "cur_tick": cur_tick, "note": note}
+
+
+def _handler_context(
+    log: list[tuple[int, int, str, str, int, int, str]], end: int, worker: int, handler: str, limit: int = 4
+) -> list[dict[str, Any]]:
+    """The pop and start of ``worker``'s handler running at log index ``end``, and the pops and
+    stale reads of "now" that happened while it ran (the last ``limit`` pops)."""
+    start = next(
+        (i for i in range(end, -1, -1) if log[i][1] == worker and log[i][2] == "handler" and log[i][3] == handler),
+        None,
+    )
+    if start is None:
+        return []
+    out: list[dict[str, Any]] = []
+    pop = next(
+        (i for i in range(start, -1, -1) if log[i][1] == worker and log[i][2] == "pop" and log[i][3] == handler),
+        None,
+    )
+    if pop is not None:
+        row = log[pop]
+        out.append(_step(row, f"worker {worker} pops {row[3]}: cur_tick := {row[4]}"))
+    row = log[start]
+    out.append(_step(row, f"handler {row[3]} starts (its event's tick {row[4]}, cur_tick {row[5]})"))
+    pops = [i for i in range(start + 1, end + 1) if log[i][2] == "pop"]
+    shown = pops[-limit:]
+    if len(pops) > len(shown):
+        first = log[pops[0]]
+        out.append(
+            _step(first, f"{len(pops)} pops by other workers while {handler} runs; the last {len(shown)} follow")
+        )
+    for i in shown:
+        row = log[i]
+        who = "another worker" if row[1] != worker else "the same worker (pop-ahead)"
+        out.append(_step(row, f"{who} pops {row[3]}: cur_tick := {row[4]} while {handler} runs"))
+    reads = [i for i in range(start + 1, end + 1) if log[i][2] == "read" and log[i][1] == worker]
+    for i in reads[-2:]:
+        row = log[i]
+        out.append(_step(row, f"{handler} reads cur_tick = {row[5]}; its event's tick is {row[4]}"))
+    return out
+
+
+def _causality_steps(recorder: _Recorder, replay: tuple[int, int | None] | None) -> list[dict[str, Any]]:
+    log = recorder.log
+    failed = recorder.failed
+    assert failed is not None
+    end = len(log) - 1
+    _step_no, worker, _kind, _target, when, cur_tick, message = failed
+    run = recorder.running.get(worker)
+    steps: list[dict[str, Any]] = []
+    if run is not None:
+        handler = run[1].name
+        steps = _handler_context(log, end, worker, handler)
+        movers = [i for i in range(end) if log[i][2] == "pop" and log[i][4] == cur_tick]
+        if movers:
+            row = log[movers[-1]]
+            steps.append(
+                _step(row, f"the pop that set cur_tick = {cur_tick}: worker {row[1]} pops {row[3]}")
+            )
+        if replay is not None:
+            own, replayed = replay
+            if replayed == when:
+                origin = (
+                    f"when={when} is a stored tick: the handler asks for the same tick when it reads its own"
+                    f" event's tick {own} as now (computed before, not from this handler's cur_tick)"
+                )
+            elif replayed is None:
+                origin = f"when={when} depends on cur_tick: with now = {own} the handler no longer makes this call"
+            else:
+                origin = (
+                    f"when={when} is cur_tick + delay: with now = its event's tick {own} the handler asks for"
+                    f" {replayed} (delay {replayed - own})"
+                )
+            steps.append(_step(failed, origin))
+    steps.sort(key=lambda s: s["step"])
+    steps.append(_step(failed, f"{message} (gem5's assert(when >= curTick()) fails)"))
+    return _unique(steps)
+
+
+def _race_steps(recorder: _Recorder, component: Component, inside: dict[int, int]) -> list[dict[str, Any]]:
+    log = recorder.log
+    end = next(i for i in range(len(log) - 1, -1, -1) if log[i][2] == "race")
+    race = log[end]
+    worker = race[1]
+    steps: list[dict[str, Any]] = []
+    for other, start in sorted(inside.items()):
+        row = log[start]
+        if other == worker:
+            steps.append(_step(row, f"worker {worker} starts {row[3]}"))
+        elif start < end:
+            steps.append(
+                _step(row, f"worker {other} starts {row[3]}: inside its component until its release step")
+            )
+    how = "a direct call enters" if race[3] == "<direct call>" else f"{race[3]} enters"
+    steps.append(
+        _step(race, f"{how} {component.name} on worker {worker} while another worker is inside: the race guard fires")
+    )
+    steps.sort(key=lambda s: s["step"])
+    return _unique(steps)
+
+
+def _diverged_steps(recorder: _Recorder, divergence: dict[str, Any]) -> list[dict[str, Any]]:
+    log = recorder.log
+    got, expected = divergence.get("got"), divergence.get("expected")
+    what = (
+        f"first divergence: {divergence['component']} event #{divergence.get('index')}:"
+        f" expected {expected}, got {got}"
+    )
+    last = {
+        "worker": None,
+        "step": None,
+        "event": divergence["component"],
+        "when": divergence.get("tick"),
+        "cur_tick": None,
+        "note": what,
+    }
+    if not isinstance(got, list) or len(got) < 3:
+        return [last]
+    found = next(
+        (i for i, r in enumerate(log) if r[2] in {"schedule", "reschedule"} and r[3] == got[2] and r[4] == got[0]),
+        None,
+    )
+    if found is None:
+        return [last]
+    row = log[found]
+    steps = _handler_context(log, found, row[1], row[6])
+    exp_when = expected[0] if isinstance(expected, list) else None
+    steps.append(
+        _step(row, f"{row[6]} {row[2]}s {row[3]} at {row[4]} (cur_tick {row[5]}); sequentially at {exp_when}")
+    )
+    steps.sort(key=lambda s: s["step"])
+    last.update(step=row[0], when=got[0])
+    steps.append(last)
+    return _unique(steps)
+
+
+def _unique(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for s in steps:
+        key = (s["worker"], s["step"], s["note"])
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out

@@ -136,3 +136,34 @@ def test_instruction_counter_parses_cachegrind_and_runs_children() -> None:
         check=True,
     )
     assert '"events"' in done.stdout
+
+
+SPEEDUP_CONFIG = """
+seeds: [1]
+orders: [gem5]
+work: [none]
+workers: [1, 2]
+timing: {processes: 2, values: 3, warmups: 0, min_cpu_available: 0.0}
+workloads:
+  phold:
+    shapes: {tiny: {lps: 4, population: 2, granularity: 20, end_tick: 400, work_us: 0.0}}
+strategies:
+  sequential: null
+  tick-barrier: null
+"""
+
+
+def test_speedup_front_end_uses_the_pipeline_timing(tmp_path: Path) -> None:
+    """bench/speedup.py times a sweep's 2-worker cells with tickpar.timing and prints the aggregate's statistic."""
+    config = tmp_path / "sweep.yaml"
+    config.write_text(SPEEDUP_CONFIG)
+    res = subprocess.run(
+        [sys.executable, str(BENCH / "speedup.py"), "--config", str(config), "--work-us", "0",
+         "--out-dir", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    line = next(row for row in res.stdout.splitlines() if "tick-barrier" in row)
+    assert "speedup" in line and "loop" in line and "(exact)" in line
+    records = list((tmp_path / "out" / "results" / "timing").rglob("w2-s1.json"))
+    assert len(records) == 1 and pyperf.BenchmarkSuite.load(str(records[0].with_suffix(".pyperf.json")))

@@ -22,9 +22,13 @@ from tickpar.bounds import (
     calibrate_event_cost,
     critical_path,
     default_workers,
+    null_message_time,
     overheads,
     record_dag,
+    tick_barrier_time,
     tick_batches,
+    tick_groups,
+    window_time,
 )
 from tickpar.cli import main
 from tickpar.eventq import canonical_source
@@ -126,14 +130,44 @@ def test_tick_barrier_batch_of_one_component_is_serial() -> None:
     assert _speedups(table, "unconstrained") == pytest.approx([1.0, 2.0, 4.0, 6.0, 6.0])
 
 
-def test_tick_barrier_same_bin_child_needs_another_batch() -> None:
-    """An event scheduled into its own (when, priority) bin runs in a later batch, not beside its parent."""
+def test_tick_barrier_same_bin_child_runs_in_batch_in_its_parents_group() -> None:
+    """A zero-delay child into the running bin runs inside the batch, after its parent, as the strategy runs it."""
     dag = _dag([(0, 4, 1.0, None), (1, 4, 1.0, 0), (2, 4, 1.0, None)], 3)
-    assert tick_batches(dag).tolist() == [0, 1, 0]
+    batch, group, popped = tick_groups(dag)
+    assert batch.tolist() == [0, 0, 0]
+    assert group.tolist() == [0, 0, 2]  # the child joins component 0's group
+    assert popped.tolist() == [True, False, True]
     table = bounds(dag, (1, 2, 4), Overheads("sync", 0.0, 0.5), which=("tick-barrier",))
-    # P=1: 3 work + 2 barriers = 4; P>=2: (1 + 0.5) + (1 + 0.5) = 3.
-    assert table["time_s"].tolist() == pytest.approx([4.0, 3.0, 3.0])
-    assert table["syncs"].tolist() == [2, 2, 2]
+    # P=1: the plain loop, 3 units, no barrier; P>=2: one batch of groups {2, 1}: 2 + 0.5.
+    assert table["time_s"].tolist() == pytest.approx([3.0, 2.5, 2.5])
+    assert table["syncs"].tolist() == [0, 1, 1]
+
+
+def test_tick_barrier_child_at_an_earlier_priority_stays_in_the_batch() -> None:
+    """A child at an earlier priority of the same tick runs before the rest of the bin: same batch."""
+    dag = _dag([(0, 4, 1.0, None), (0, 4, 1.0, 0), (1, 4, 1.0, None), (1, 5, 1.0, None)], 2, priorities=[50, 0, 50, 0])
+    assert tick_batches(dag).tolist() == [0, 0, 0, 1]
+
+
+def test_tick_barrier_small_or_single_group_batches_run_the_plain_loop() -> None:
+    """Below min_parallel popped events, or with one group, no barrier is paid and events cost their plain cost."""
+    dag = _dag([(0, 1, 1.0, None), (1, 1, 1.0, None), (0, 2, 1.0, None), (0, 2, 1.0, None)], 2)
+    costs = Overheads("sync", 0.25, 0.5)
+    table = bounds(dag, (2,), costs, which=("tick-barrier",))
+    # Batch 0: two groups of 1.25 -> 1.25 + 0.5; batch 1 (one group): plain 2.0.
+    assert table["time_s"].tolist() == pytest.approx([3.75])
+    strict = bounds(dag, (2,), costs, which=("tick-barrier",), min_parallel=3)
+    assert strict["time_s"].tolist() == pytest.approx([4.0]) and strict["syncs"].tolist() == [0]
+
+
+def test_tick_barrier_bound_is_below_any_schedule_and_lpt_predicts_above_it() -> None:
+    """The optimistic batch time is max(largest group, work / P); LPT (the prediction) never beats it."""
+    sizes = [3.0, 3.0, 2.0, 2.0, 2.0]
+    dag = _dag([(c, 1, w, None) for c, w in enumerate(sizes)], len(sizes))
+    cost = dag.events["cost_s"].to_numpy()
+    bound = tick_barrier_time(dag, cost, (2,), ZERO, optimistic=True)
+    lpt = tick_barrier_time(dag, cost, (2,), ZERO, optimistic=False)
+    assert bound[2][0] == pytest.approx(6.0) and lpt[2][0] == pytest.approx(7.0)
 
 
 def test_tick_barrier_batches_split_by_priority() -> None:
@@ -251,10 +285,15 @@ def test_overheads_only_lower_the_bounds(phold_dag: Dag) -> None:
         table = bounds(phold_dag, ps, costs)
         got = table.set_index(["bound", "workers"])["speedup"]
         assert (got <= zero + 1e-12).all(), costs
-        assert (table["speedup"] < 1.0)[table["workers"] == 1].all()
-        if not isinstance(costs.o_sync, dict):
+        # At P=1 every bound pays o_event, except tick-barrier, which runs the plain loop there.
+        one = table[(table["workers"] == 1) & (table["bound"] != "tick-barrier")]
+        assert (one["speedup"] < 1.0).all()
+        if isinstance(costs.o_sync, float):  # constant sync cost
             for bound in BOUNDS:
-                s = table[table["bound"] == bound].sort_values("workers")["speedup"].tolist()
+                rows = table[table["bound"] == bound].sort_values("workers")
+                if bound == "tick-barrier":  # its P=1 pays no barrier: monotone from P=2 on
+                    rows = rows[rows["workers"] > 1]
+                s = rows["speedup"].tolist()
                 assert all(b >= a - 1e-9 for a, b in itertools.pairwise(s)), (bound, s)
 
 
@@ -273,7 +312,8 @@ def test_overhead_presets_and_calibration() -> None:
     """Presets carry the documented costs; calibration measures positive costs; sync falls back to fewer workers."""
     assert overheads("zero").o_event == 0.0 and overheads("zero").sync(8) == 0.0
     cxx = overheads("cxx")
-    assert cxx.o_event == pytest.approx(50e-9) and cxx.sync(64) == pytest.approx(1e-6)
+    assert cxx.o_event == pytest.approx(25e-9) and cxx.sync(1) == 0.0
+    assert cxx.sync(64) == pytest.approx(2e-6 + 6 * 0.5e-6) and cxx.o_msg == pytest.approx(125e-9)
     assert calibrate_event_cost(2000, 1) > 0
     assert calibrate_barrier(2, rounds=5) > 0
     table = Overheads("t", 0.0, {1: 1.0, 4: 3.0})
@@ -313,3 +353,76 @@ def test_cli_bounds_bad_input_is_one_line_exit_2(extra: list[str], capsys: pytes
     assert main(["bounds", "-w", "phold", "--overheads", "zero", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("tickpar: error:")
+
+
+def test_multicore_dag_records_each_event_as_it_was_scheduled() -> None:
+    """multicore reschedules its own events from their handlers and recycles messages: the DAG keeps the fired tick."""
+    params = {"cores": 2, "requests_per_core": 10}
+    spec = resolve_cell("multicore", params, "sequential", {}, 1, 1).spec
+    dag = record_dag(spec)
+    reference = execute(resolve_cell("multicore", params, "sequential", {}, 1, 1))
+    assert len(dag) == reference.record.events
+    ev = dag.events
+    assert ev["when"].is_monotonic_increasing
+    parents = ev["parent"].to_numpy()
+    linked = parents >= 0
+    assert linked.mean() > 0.5  # most events have a recorded parent
+    assert (ev["when"].to_numpy()[parents[linked]] <= ev["when"].to_numpy()[linked]).all()
+    table = bounds(dag, (1, 2, 4), ZERO)
+    assert set(table["bound"]) == set(BOUNDS)
+    assert (table["speedup"] <= table["workers"] + 1e-9).all()
+
+
+def test_metered_work_is_recorded_per_event_and_added_back() -> None:
+    """meter_work records each event's requested work instead of spending it; with_work charges it."""
+    spec = resolve_cell("phold", {"end_tick": 600, "work_us": 7}, "sequential", {}, 1, 2).spec
+    dag = record_dag(spec, meter_work=True)
+    ev = dag.events
+    assert (ev["work_us"] == 7 * ev["work_calls"]).all() and ev["work_calls"].sum() == len(dag)
+    heavy = dag.with_work(1e-6, 1e-6)
+    assert heavy.t1_s == pytest.approx(dag.t1_s + len(dag) * 8e-6)
+    assert dag.meta["work_metered"] is True
+
+
+def test_null_message_time_chains_each_lp_and_pays_messages() -> None:
+    """Two LPs: each LP's events are serial; a child on another LP waits for its parent plus o_msg."""
+    dag = _dag([(0, 0, 1.0, None), (1, 0, 1.0, None), (1, 10, 1.0, 0), (0, 12, 1.0, None)], 2, [(0, 1, 10), (1, 0, 10)])
+    cost = dag.events["cost_s"].to_numpy()
+    assert null_message_time(dag, [0, 1], cost) == pytest.approx(2.0)
+    assert null_message_time(dag, [0, 1], cost, o_msg=0.5) == pytest.approx(2.5)
+    assert null_message_time(dag, [0, 0], cost, o_msg=0.5) == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("workload", ["phold", "multicore"])
+def test_cli_bounds_works_on_every_workload(workload: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tickpar bounds` on each workload's defaults (shortened) prints every bound."""
+    small = {"phold": ["-p", "end_tick=500"], "multicore": ["-p", "requests_per_core=10"]}[workload]
+    assert main(["bounds", "-w", workload, *small, "--workers-max", "4", "--overheads", "zero"]) == 0
+    out = capsys.readouterr().out
+    assert all(b in out for b in BOUNDS)
+
+
+@pytest.mark.parametrize("workload,params", [("phold", {"end_tick": 2000, "granularity": 20}),
+                                             ("multicore", {"cores": 4, "requests_per_core": 10})])  # fmt: skip
+def test_tick_barrier_model_batches_as_the_strategy_does(workload: str, params: dict[str, int]) -> None:
+    """The bound's parallel batches and groups are the ones the strategy runs (its own statistics)."""
+    cell = resolve_cell(workload, params, "tick-barrier", {"executor": "inline"}, 2, 1)
+    stats = execute(cell).stats
+    dag = record_dag(cell.spec)
+    batch, group, popped = tick_groups(dag)
+    frame = pd.DataFrame({"b": batch, "g": group, "p": popped})
+    per = frame.groupby("b").agg(groups=("g", "nunique"), popped=("p", "sum"))
+    parallel = per[(per["groups"] > 1) & (per["popped"] >= 2)]
+    assert len(parallel) == stats["parallel_batches"]
+    assert int(parallel["groups"].sum()) == stats["groups"]
+    cost = dag.events["cost_s"].to_numpy()
+    assert tick_barrier_time(dag, cost, (2,), ZERO)[2][1] == stats["parallel_batches"]
+
+
+def test_window_model_has_the_strategys_windows() -> None:
+    """conservative sync=window on PHOLD: the bound's windows and lookahead are those the strategy ran."""
+    cell = resolve_cell("phold", {"end_tick": 2000}, "conservative", {"sync": "window"}, 2, 1, "canonical")
+    stats = execute(cell).stats
+    dag = record_dag(cell.spec)
+    _span, windows, lookahead = window_time(dag, balanced_partition(dag, 2), dag.events["cost_s"].to_numpy())
+    assert (windows, lookahead) == (stats["windows"], stats["lookahead"])

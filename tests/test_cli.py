@@ -189,3 +189,30 @@ def test_not_a_record_as_golden(
     bogus.write_text(json.dumps({"hello": 1}))
     code, _, err = run_cli(capsys, "check", *SMALL, "--golden", str(bogus))
     assert code == 2 and len(err.splitlines()) == 1 and "not a tickpar record" in err
+
+
+def test_cell_options_are_defined_once_and_round_trip() -> None:
+    """The CLI (short aliases) and the pyperf script (long options only) share tickpar.cellargs: argv written
+    back by cell_argv parses to the same cell."""
+    import argparse
+
+    from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
+
+    cli, script = argparse.ArgumentParser(), argparse.ArgumentParser()
+    add_cell_options(cli)
+    add_cell_options(script, short=False)
+    given = cli.parse_args(["-w", "phold", "-p", "lps=4", "-s", "sequential", "-n", "1", "--seed", "3"])
+    again = script.parse_args(cell_argv(given))
+    assert vars(again) == vars(given)
+    assert cell_from_args(again).to_dict() == cell_from_args(given).to_dict()
+    with pytest.raises(SystemExit):  # pyperf owns -p -n -w -o: the script's parser must not take them
+        script.parse_args(["-w", "phold"])
+
+
+def test_timing_does_not_import_the_cli() -> None:
+    """No import cycle: tickpar.timing needs tickpar.cellargs, never tickpar.cli."""
+    import subprocess
+    import sys
+
+    code = "import sys, tickpar.timing; sys.exit('tickpar.cli' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

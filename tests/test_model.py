@@ -348,7 +348,7 @@ def test_race_detected_when_two_workers_are_inside_one_component() -> None:
     race = model.races[0]
     assert race.component == "shared" and race.event.startswith("shared.e10") and race.when == 10
     assert "w2" in race.detail and "w1" in race.detail
-    assert shared._occupant is None  # released after both left
+    assert shared.occupant is None  # released after both left
 
 
 def test_no_race_without_detection_or_with_one_worker() -> None:

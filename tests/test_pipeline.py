@@ -27,7 +27,7 @@ import tickpar.registry
 from tickpar.aggregate import aggregate, bootstrap_ratio, flatten_stats
 from tickpar.registry import REPO_ROOT, get_registry
 from tickpar.report import breakeven, breakeven_points, findings, prepare
-from tickpar.sweep import SweepError, config_schema, load_sweep
+from tickpar.sweep import SweepError, config_schema, load_sweep, validate_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile")]
 TEST_CONFIG = REPO_ROOT / "config" / "test.yaml"
@@ -134,6 +134,33 @@ def test_expansion_of_the_test_config() -> None:
     args = derived.cli_args()
     assert args[:2] == ["--workload", "phold"] and "work_us=2.0" in args and "--workers" in args
     assert "results/check/phold/tiny.work_us2.0/sequential/" in derived.check_path
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "test.yaml"])
+def test_shipped_configs_validate(name: str) -> None:
+    """The shipped sweeps validate and expand; each timing group (one job per workload shape) holds its sequential
+    baseline; sweep-derived shapes carry timed cells only (their correctness-only cells would repeat the base's)."""
+    sweep = load_sweep(yaml.safe_load((REPO_ROOT / "config" / name).read_text()), name)
+    for (workload, shape), cells in sweep.timing_groups.items():
+        assert any(c.strategy == "sequential" for c in cells), (workload, shape)
+        assert {(c.workload, c.shape) for c in cells} == {(workload, shape)}
+    assert all(c.timed for c in sweep.cells if c.family != c.shape)
+
+
+def test_full_config_validates() -> None:
+    """The big-machine sweep passes the schema (expanding its ~5,500 cells takes minutes: not here); 64 workers."""
+    cfg = yaml.safe_load((REPO_ROOT / "config" / "full.yaml").read_text())
+    validate_config(cfg)
+    assert max(cfg["workers"]) == 64 and cfg["timing"]["min_cpu_available"] == 0.9  # schema default filled in
+
+
+def test_default_sweep_is_an_experiment() -> None:
+    """work_us on a log scale over three decades for every timed workload family, 2 workers timed."""
+    sweep = load_sweep(yaml.safe_load(DEFAULT_CONFIG.read_text()), "default")
+    for workload in {c.workload for c in sweep.timed}:
+        work = sorted({c.params["work_us"] for c in sweep.timed if c.workload == workload})
+        assert work[0] <= 1 and work[-1] >= 1000 and len(work) >= 5, (workload, work)
+        assert {c.workers for c in sweep.timed if c.workload == workload} >= {2}
 
 
 def test_mpi_cells_never_oversubscribe(doubles: Path, tmp_path: Path) -> None:
@@ -322,6 +349,38 @@ def test_aggregate_speedup_against_the_same_shape() -> None:
         assert col in df.columns
 
 
+def test_speedups_use_only_exact_uncontended_values() -> None:
+    """loop_speedup comes from the loop times; a timed run that is not exact gets no speedup; contended values are
+    left out (a cell with none left gets none)."""
+    manifest, records = _synthetic()
+    cell = "par-2-100"
+    timing = records[cell + ".time"]
+    timing["loop_values"] = [v / 2 for v in timing["values"]]  # the loop is half of each whole run
+    base = records["sequential-1-100.time"]
+    base["loop_values"] = list(base["values"])
+    df = aggregate(manifest, bootstrap=300, load=records.get).set_index("cell")
+    assert df.loc[cell, "loop_speedup"] == pytest.approx(3.2, rel=1e-6)
+    assert df.loc[cell, "loop_speedup_lo"] < 3.2 < df.loc[cell, "loop_speedup_hi"]
+    assert df.loc[cell, "speedup"] == pytest.approx(1.6, rel=1e-6)
+
+    timing["value_contended"] = [True, True, True, False, False, False]
+    timing["values"] = [v * 10 for v in timing["values"][:3]] + timing["values"][3:]  # the contended ones are slow
+    timing.update(contended=True, n_contended=3)
+    df = aggregate(manifest, bootstrap=300, load=records.get).set_index("cell")
+    clean = timing["values"][3:]
+    t_seq = sum(base["values"]) / len(base["values"])
+    assert df.loc[cell, "speedup"] == pytest.approx(t_seq / (sum(clean) / 3), rel=1e-6)
+    assert bool(df.loc[cell, "contended"]) and df.loc[cell, "n_contended"] == 3
+
+    timing["value_contended"] = [True] * 6
+    assert math.isnan(aggregate(manifest, bootstrap=300, load=records.get).set_index("cell").loc[cell, "speedup"])
+
+    timing.update(value_contended=[False] * 6, timed_exact=False)
+    df = aggregate(manifest, bootstrap=300, load=records.get).set_index("cell")
+    assert df.loc[cell, "timed_exact"] == False  # noqa: E712 (a numpy bool)
+    assert all(math.isnan(df.loc[cell, c]) for c in ("speedup", "speedup_lo", "loop_speedup", "loop_speedup_hi"))
+
+
 def test_findings_are_computed_from_the_data() -> None:
     """Break-even between work_us 10 (0.8x) and 100 (1.6x), interpolated in log space; best speedup named."""
     manifest, records = _synthetic()
@@ -333,8 +392,8 @@ def test_findings_are_computed_from_the_data() -> None:
     assert x == pytest.approx(10 ** (1 + (1 - 0.8) / 0.8), rel=1e-3)
     text = " ".join(findings(df, "work_us"))
     assert "Exact in every checked cell" in text and "par (6)" in text
-    assert "Best speedup of an exact strategy: 1.60x" in text and "w/s100 at 2 workers" in text
-    assert f"par at about {x:.3g}" in text
+    assert "Best speedup of an exact strategy (counted points): 1.60x" in text and "w/s100 at 2 workers" in text
+    assert "par on w/s: best speedup 1.60x" in text and f"breaks even at about {x:.3g}" in text
     assert breakeven([1, 10], [1.2, 1.5]) == ("below", 1.0)
     assert breakeven([1, 10], [0.2, 0.5]) == ("above", 10.0)
 
@@ -375,6 +434,8 @@ def test_dry_run_of_the_default_config(tmp_path: Path, plugin_env: pytest.Monkey
     out = res.stdout + res.stderr
     for rule in ("golden", "check", "timing", "aggregate", "report_files"):
         assert re.search(rf"^{rule}\s+\d+", out, re.M), rule
+    sweep = load_sweep(yaml.safe_load(DEFAULT_CONFIG.read_text()), "default")
+    assert re.search(rf"^timing\s+{len(sweep.timing_groups)}$", out, re.M)  # one timing job per workload shape
     assert not (tmp_path / "results").exists()
 
 
@@ -441,7 +502,8 @@ def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
         "cell", "workload", "shape", "strategy", "variant", "workers", "seed", "order", "work", "param_lps",
         "param_work_us", "opt_checks", "verdict", "expected_verdict", "time_mean_s", "time_stdev_s", "speedup",
         "speedup_lo", "speedup_hi", "efficiency", "events_per_s", "stat_events", "python", "gil_enabled",
-        "work_model", "cpu_model", "cores",
+        "work_model", "cpu_model", "cores", "timed_exact", "contended", "cpu_available_min", "load_avg_1min",
+        "loop_speedup", "loop_speedup_lo", "loop_speedup_hi", "time_loop_mean_s",
     ):  # fmt: skip
         assert col in summary.columns, col
     by = summary.groupby("strategy")["verdict"].agg(set).to_dict()
@@ -458,22 +520,29 @@ def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     assert (seq["speedup"] == 1.0).all()
     mirror = timed[timed["strategy"] == "test-mirror"]
     assert (mirror["speedup"] > 0).all() and (mirror["speedup_lo"] <= mirror["speedup_hi"]).all()
+    assert (mirror["loop_speedup"] > 0).all() and (mirror["loop_speedup_lo"] <= mirror["loop_speedup_hi"]).all()
+    assert timed["timed_exact"].all() and not timed["contended"].any()  # test.yaml flags no round as contended
+    # one timing job for the shape: all its cells in interleaved rounds, after every correctness job
+    index = json.loads((tmp_path / "results" / "timing" / "phold" / "tiny.json").read_text())
+    assert sorted(c["status"] for c in index["cells"]) == ["ok", "ok", "ok"]
 
     results = tmp_path / "results"
     pyperf_files = list((results / "timing").rglob("*.pyperf.json"))
     assert len(pyperf_files) == 3
     shown = subprocess.run([sys.executable, "-m", "pyperf", "show", str(pyperf_files[0])], capture_output=True)
     assert shown.returncode == 0
-    for name in ("speedup", "efficiency", "correctness", "time_per_event", "overhead", "breakeven"):
+    for name in ("speedup", "efficiency", "correctness", "time_per_event", "overhead", "breakeven", "scaling"):
         assert (results / "report" / f"{name}.svg").stat().st_size > 1000, name
     findings_html = (results / "report" / "findings.html").read_text()
     assert "test-crashy: crash in 1 of 1 cells" in findings_html
     pages, keywords = _pdf_pages(results / "report.pdf")
-    assert pages == 10
+    assert pages == 11
     assert keywords.split("; ") == [
-        "findings", "environment", "correctness", "speedup", "efficiency", "breakeven",
+        "findings", "environment", "correctness", "speedup", "efficiency", "breakeven", "scaling",
         "time_per_event", "overhead", "verdict table", "speedup table",
     ]  # fmt: skip
+    assert "bound_speedup" in summary.columns and "ideal_speedup" in summary.columns
+    assert (results / "prediction.csv").exists()
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(results / "report.pdf"), "-"], capture_output=True, text=True).stdout
         assert "tickpar: findings" in text and "Environment" in text and "GIL" in text

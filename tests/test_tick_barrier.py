@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tickpar.eventq import ORDERS
+from tickpar.oracle import compare
 from tickpar.plugins import STAT_KEYS
 from tickpar.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
@@ -33,7 +34,7 @@ from tickpar.plugins import Workload
 CASES = (
     "plain", "same_bin_child", "earlier_prio_child", "member_reschedule", "check_then_act",
     "zero_latency_to_free", "zero_latency_cross", "direct_private", "direct_conflict", "name_split",
-    "past", "boom",
+    "past", "boom", "double", "ghost",
 )
 
 
@@ -119,6 +120,11 @@ class Cell(Component):
             self.schedule(self.child_a, now - self.index, self.index)  # gem5's assertion fails
         elif case == "boom" and now == 100 and self.index in (1, 2):
             raise RuntimeError(f"boom in cell {self.index}")
+        elif case == "double" and now == 100 and self.index in (1, 2):
+            self.schedule(self.child_a, now + 5, 1)
+            self.schedule(self.child_a, now + 7, 2)  # already scheduled: with checks off it runs twice
+        elif case == "ghost" and now == 100 and self.index == 1:
+            self.deschedule(self.child_a)  # not scheduled: gem5's remove() panics
         self.send(self.peers[rng.randrange(len(self.peers))], self.acc & 0xFF, rng.randrange(3))
         self.schedule(self.tick_ev, now + (20 if rng.random() < 0.2 else 10))
 
@@ -267,6 +273,31 @@ def test_counted_violations_come_in_sequential_order(cases: None, order: str) ->
         assert got.record.digest == seq.record.digest
 
 
+@pytest.mark.parametrize("executor", ["inline", "threads"])
+def test_asserts_off_double_schedule_and_ghost_deschedule_match_sequential(cases: None, executor: str) -> None:
+    """checks=false: a double schedule runs the event twice and a deschedule of an unscheduled event panics
+    ("event not found!", verdict crash), exactly as in the sequential run."""
+    opts = {"checks": False, "executor": executor}
+    seq = execute(resolve_cell("tb-cases", {"case": "double"}, "sequential", {"checks": False}, 1, seed=7))
+    got = execute(resolve_cell("tb-cases", {"case": "double"}, "tick-barrier", opts, 4, seed=7))
+    plain = execute(resolve_cell("tb-cases", {"case": "plain"}, "sequential", {}, 1, seed=7))
+    assert [v["reason"] for v in seq.record.violations] == ["already-scheduled"] * 2
+    assert got.record.violations == seq.record.violations and got.record.digest == seq.record.digest
+    assert seq.record.events == plain.record.events + 4  # two cells, each child run twice
+    got = execute(resolve_cell("tb-cases", {"case": "ghost"}, "tick-barrier", opts, 4, seed=7))
+    seq = execute(resolve_cell("tb-cases", {"case": "ghost"}, "sequential", {"checks": False}, 1, seed=7))
+    verdict = compare(plain.record, got.record)  # the sequential run panics too: compare against any finished run
+    assert verdict.kind == "crash" and verdict.reason.startswith("event not found!")
+    assert got.record.failure == seq.record.failure and got.record.failure["panic"] == "event not found!"
+
+
+def test_debug_invariants_hold_after_every_commit(cases: None) -> None:
+    """debug_invariants checks the queue after each commit; the busy cases stay exact with it on."""
+    for case in ("same_bin_child", "member_reschedule", "check_then_act"):
+        verdict, _ = _check("tb-cases", {"case": case}, 2, executor="inline", debug_invariants=True)
+        assert verdict.kind == "exact", (case, verdict.reason)
+
+
 def test_name_split_is_exact_with_component_locks(cases: None) -> None:
     """The same model as the name-split race is exact when the lock key is the component."""
     verdict, _ = _check("tb-cases", {"case": "name_split"}, 2, lock_key="component")
@@ -286,7 +317,7 @@ def test_exact_on_builtin_workloads(order: str) -> None:
 
 def test_multicore_name_locks_are_a_race() -> None:
     """lock_key=name splits a cache's per-port events into several groups: race, as promised."""
-    cell = resolve_cell("multicore", {"requests_per_core": 200}, "tick-barrier", {"lock_key": "name"}, 2, seed=3)
+    cell = resolve_cell("multicore", {"requests_per_core": 250}, "tick-barrier", {"lock_key": "name"}, 2, seed=3)
     verdict, _ = check_cell(cell)
     assert verdict.kind == "race", verdict.reason
     assert get_registry().strategy("tick-barrier")().expected_verdict(cell.spec, 2, cell.options) == "race"
@@ -294,7 +325,7 @@ def test_multicore_name_locks_are_a_race() -> None:
 
 def test_multicore_direct_calls_are_not_silently_exact() -> None:
     """With direct_calls the L1s call into the shared crossbar and L2 banks from several groups: race."""
-    cell = resolve_cell("multicore", {"requests_per_core": 200, "direct_calls": True}, "tick-barrier", {}, 2, seed=3)
+    cell = resolve_cell("multicore", {"requests_per_core": 250, "direct_calls": True}, "tick-barrier", {}, 2, seed=3)
     verdict, _ = check_cell(cell)
     assert verdict.kind == "race", verdict.reason
     assert "direct call" in verdict.reason

@@ -1,4 +1,5 @@
-"""tickpar.timing: pyperf in fresh processes, a record for every outcome, never a crash of the caller."""
+"""tickpar.timing: pyperf in fresh processes, interleaved rounds, every timed run checked, contention measured,
+a record for every outcome, never a crash of the caller."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import tickpar.registry
 from tickpar.cli import main as cli_main
 from tickpar.runner import resolve_cell
-from tickpar.timing import TIMING_FORMAT, measure, summarize
+from tickpar.timing import TIMING_FORMAT, TimingJob, cpu_availability, measure, measure_cells, summarize
 
 TINY = {"lps": 4, "population": 2, "end_tick": 300}
 TINY_ARGS = ["--workload", "phold", "--param", "lps=4", "--param", "population=2", "--param", "end_tick=300"]
@@ -33,6 +34,18 @@ PLUGIN = textwrap.dedent(
         def run(self, spec, workers, options):
             while True:
                 time.sleep(0.05)
+
+
+    class Wrong(Strategy):
+        name = "test-wrong"
+        summary = "test double: finishes, but computes another seed's run (digests differ)"
+
+        def run(self, spec, workers, options):
+            from dataclasses import replace
+
+            from tickpar.registry import get_registry
+
+            return get_registry().strategy("sequential")().run(replace(spec, seed=spec.seed + 1), 1, {})
 
 
     class Boom(Strategy):
@@ -71,23 +84,82 @@ def test_summarize_values() -> None:
 
 
 def test_measure_writes_record_and_pyperf_json(tmp_path: Path) -> None:
-    """A timed cell gets processes x values values, and a pyperf JSON that pyperf itself reads; rerunning overwrites."""
+    """A timed cell gets rounds x values values, each checked and with its loop time, and one pyperf JSON
+    (all rounds appended) that pyperf itself reads; rerunning overwrites."""
     out = tmp_path / "t.json"
-    for _ in range(2):  # the second run must not trip over pyperf's refusal to overwrite -o
+    for _ in range(2):  # the second run must not trip over pyperf's refusal to overwrite its output
         rec = measure(_cell(), [*TINY_ARGS, "--work", "none"], out, processes=2, values=3, warmups=1, timeout=120)
         assert rec["status"] == "ok", rec["reason"]
     data = json.loads(out.read_text())
     assert data["format"] == TIMING_FORMAT
     assert data["n_values"] == 6 and len(data["values"]) == 6
+    assert [len(r["values"]) for r in data["rounds"]] == [3, 3]
     assert len(data["warmups"]) == 2
     assert data["mean_s"] > 0 and data["stdev_s"] is not None
+    assert data["timed_exact"] is True and data["timed_verdicts"] == {"exact": 6}
+    assert len(data["loop_values"]) == 6 and data["loop_source"] == "stat"  # sequential reports loop_s
+    assert all(0 < loop <= whole for loop, whole in zip(data["loop_values"], data["values"], strict=True))
+    assert 0 < data["cpu_available_min"] <= 1 and len(data["value_contended"]) == 6
+    assert isinstance(data["rounds"][0]["load_avg_1min"], float)
     pyperf_file = tmp_path / "t.pyperf.json"
     assert data["pyperf_file"] == pyperf_file.name
     bench = pyperf.BenchmarkSuite.load(str(pyperf_file)).get_benchmarks()[0]
-    assert bench.get_nvalue() == 6
+    assert bench.get_nvalue() == 6 and len(bench.get_runs()) == 2
     assert bench.get_metadata()["tickpar_strategy"] == "sequential"
     shown = subprocess.run([sys.executable, "-m", "pyperf", "show", str(pyperf_file)], capture_output=True, text=True)
     assert shown.returncode == 0 and "Mean +- std dev" in shown.stdout
+
+
+def test_rounds_interleave_the_cells(tmp_path: Path) -> None:
+    """Round r times every cell once, rotated by r: the log shows cells alternating, not one cell's rounds in a row."""
+    jobs = [
+        TimingJob(
+            resolve_cell("phold", TINY, "sequential", {}, 1, seed, "gem5", "none"),
+            [*TINY_ARGS, "--seed", str(seed)],
+            tmp_path / f"s{seed}.json",
+        )
+        for seed in (1, 2)
+    ]
+    log = tmp_path / "log.txt"
+    with log.open("w") as f:
+        records = measure_cells(jobs, rounds=3, values=2, warmups=0, timeout=120, log=f)
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    order = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("--- ")]
+    assert [Path(o).name for o in order] == ["s1.json", "s2.json", "s2.json", "s1.json", "s1.json", "s2.json"]
+    assert all(len(r["rounds"]) == 3 and r["timed_exact"] for r in records)
+
+
+def test_a_timed_run_that_is_not_exact_is_flagged(doubles: Path, tmp_path: Path) -> None:
+    """Every timed run is compared with the golden record: wrong digests give timed_exact false (status ok)."""
+    rec = measure(
+        _cell("test-wrong"), [*TINY_ARGS, "--strategy", "test-wrong"], tmp_path / "t.json",
+        processes=1, values=5, warmups=0, timeout=60, inherit_environ=["TICKPAR_PLUGINS"],
+    )  # fmt: skip
+    assert rec["status"] == "ok"
+    assert rec["timed_exact"] is False and rec["timed_verdicts"] == {"diverged": 5}
+    assert "not exact" in rec["reason"]
+
+
+def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A round whose CPU-availability probe is below the threshold is contended: its values are flagged."""
+    probes = iter([{"min": 1.0, "per_core": {0: 1.0}}] * 2 + [{"min": 0.4, "per_core": {0: 0.4}}] * 2)
+    monkeypatch.setattr("tickpar.timing.cpu_availability", lambda: next(probes))
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120)
+    assert [r["contended"] for r in rec["rounds"]] == [False, True]
+    assert rec["value_contended"] == [False] * 3 + [True] * 3
+    assert rec["contended"] is True and rec["n_contended"] == 3 and rec["cpu_available_min"] == 0.4
+
+
+def test_cpu_availability_probe() -> None:
+    """One share per usable core, each in (0, 1]; the thread's CPU affinity is restored afterwards."""
+    import os
+
+    before = os.sched_getaffinity(0)
+    probe = cpu_availability(per_core_s=0.005)
+    assert set(probe["per_core"]) == before
+    assert all(0 < share <= 1 for share in probe["per_core"].values())
+    assert probe["min"] == min(probe["per_core"].values())
+    assert os.sched_getaffinity(0) == before
 
 
 @pytest.mark.parametrize(
@@ -133,7 +205,8 @@ def test_cli_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "t.json"
     args = ["time", "-w", "phold", "-p", "lps=4", "-p", "end_tick=300", "--processes", "1", "--values", "5"]
     assert cli_main([*args, "--warmups", "0", "--out", str(out)]) == 0
-    assert "over 5 values" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "over 5 values" in printed and "timed runs exact" in printed
     assert json.loads(out.read_text())["n_values"] == 5
     assert cli_main([*args[:7], "--values", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

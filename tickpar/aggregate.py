@@ -10,22 +10,33 @@ Columns (see :data:`ID_COLUMNS` and :func:`cell_row`): the cell (workload, shape
 family, strategy, variant, label, workers, seed, order, work), every workload
 parameter (``param_*``) and strategy option (``opt_*``), the verdict with the
 strategy's own promise (``expected_verdict``, ``as_expected``), the timing
-(``time_mean_s``, ``time_stdev_s`` ... from the pyperf values), the derived
-speed (``speedup`` with ``speedup_lo``/``speedup_hi``, ``efficiency``,
+(``time_mean_s``, ``time_stdev_s`` ... from the pyperf values, ``time_loop_mean_s``
+and ``time_loop_median_s`` from the loop times, ``loop_source``: ``stat`` when the
+strategy reported its own ``loop_s``, ``run`` when it is the in-process run),
+the checks of the timing (``timed_exact``: every timed run's digests equal the
+golden ones; ``contended``: some values were taken while the CPU-availability
+probe saw another load, ``n_contended`` of them; ``cpu_available_min``,
+``load_avg_1min``), the derived speed (``speedup`` with ``speedup_lo``/``speedup_hi``,
+``loop_speedup`` with ``loop_speedup_lo``/``loop_speedup_hi``, ``efficiency``,
 ``events_per_s``, ``us_per_event``, ``overhead_us_per_event``), the strategy's
 statistics flattened (``stat_*``: a list such as per-worker ``idle_s`` becomes
 ``stat_idle_s_sum`` and ``stat_idle_s_max``), and the environment (python, GIL
 state, work model, cpu, cores, versions as ``ver_*``).
 
-Speedup is ``T_seq / T`` with ``T`` the mean of the cell's pyperf values and
-``T_seq`` that of the sequential cell with the same workload, shape (so the same
-parameters), seed, order and work mode.  Its interval is a percentile bootstrap:
-both value sets are resampled independently (``bootstrap`` times, with a fixed
-seed per cell, so the CSV is reproducible) and the ratio of the resampled means
-is taken; the interval is the central ``confidence`` share of those ratios.  It
-covers measurement noise only, not seed-to-seed variation (each seed is its own row).
-``overhead_us_per_event`` is ``(T - T_seq) / events``: at one worker it is the pure
-cost of the strategy's synchronisation and bookkeeping.
+``speedup`` is the end-to-end speedup, what a user waits for: ``T_seq / T`` with
+``T`` the mean of the cell's pyperf values (whole runs: model build and
+process/rank start-up included) and ``T_seq`` that of the sequential cell with
+the same workload, shape (so the same parameters), seed, order and work mode.
+``loop_speedup`` is the same ratio of the loop times (the strategy's execution
+alone).  Only usable values enter them (:func:`usable_values`): a cell whose
+timed runs were not all exact gets no speedup, and values taken in a contended
+round are left out (a cell with none left gets none).  Each interval is a
+percentile bootstrap: both value sets are resampled independently (``bootstrap``
+times, with a fixed seed per cell, so the CSV is reproducible) and the ratio of
+the resampled means is taken; the interval is the central ``confidence`` share
+of those ratios.  It covers measurement noise only, not seed-to-seed variation
+(each seed is its own row).  ``overhead_us_per_event`` is ``(T - T_seq) / events``:
+at one worker it is the pure cost of the strategy's synchronisation and bookkeeping.
 """
 
 from __future__ import annotations
@@ -44,7 +55,16 @@ import pandas as pd
 
 from tickpar.sweep import BASELINE
 
-__all__ = ["ID_COLUMNS", "aggregate", "bootstrap_ratio", "cell_row", "flatten_stats", "write_csv_atomic"]
+__all__ = [
+    "ID_COLUMNS",
+    "aggregate",
+    "bootstrap_ratio",
+    "cell_row",
+    "flatten_stats",
+    "speedup_columns",
+    "usable_values",
+    "write_csv_atomic",
+]
 
 ID_COLUMNS = [
     "cell", "workload", "shape", "family", "strategy", "variant", "label",
@@ -105,6 +125,8 @@ def cell_row(
         row[f"opt_{k}"] = v
     expected = entry.get("expected_verdict")
     row["expected_verdict"] = expected
+    promise = (check or {}).get("promise") or {}  # tickpar check: the promise and the traits it rests on
+    row["promise_trait"] = ("+".join(promise.get("traits") or []) or "contract") if expected else None
     verdict = (check or {}).get("verdict") or {}
     kind = verdict.get("kind") if check is not None else "missing"
     row["verdict"] = kind or "missing"
@@ -123,6 +145,14 @@ def cell_row(
     row["n_values"] = timing.get("n_values", 0) if entry.get("timed") else 0
     for key in ("mean_s", "stdev_s", "median_s", "min_s"):
         row[f"time_{key}"] = timing.get(key)
+    row["time_loop_mean_s"] = timing.get("loop_mean_s")
+    row["time_loop_median_s"] = timing.get("loop_median_s")
+    row["loop_source"] = timing.get("loop_source")
+    row["timed_exact"] = timing.get("timed_exact") if entry.get("timed") else None
+    row["contended"] = timing.get("contended") if entry.get("timed") else None
+    row["n_contended"] = timing.get("n_contended", 0) if entry.get("timed") else 0
+    row["cpu_available_min"] = timing.get("cpu_available_min")
+    row["load_avg_1min"] = timing.get("load_avg_1min_max")
     env = check.get("env") or timing.get("env") or {}
     for key in _ENV_KEYS:
         row[key] = env.get(key)
@@ -131,6 +161,7 @@ def cell_row(
     row["work_units_per_us"] = work_model.get("units_per_us")
     row["work_unit"] = work_model.get("unit")
     row.update(flatten_stats(check.get("stats")))
+    row.update(flatten_stats(check.get("errors"), "error_"))  # relative errors against golden (oracle.errors)
     for name, version in (check.get("versions") or timing.get("versions") or {}).items():
         row[f"ver_{name}"] = version
     return row
@@ -153,6 +184,52 @@ def bootstrap_ratio(
     return (float(lo), float(hi))
 
 
+def usable_values(timing: Mapping[str, Any] | None) -> tuple[list[float], list[float]] | None:
+    """The (end-to-end, loop) values of a timing record that may enter a speedup, or None.
+
+    None when the record is not ``ok`` or its timed runs were not all exact
+    (``timed_exact`` false); values taken in a contended round are left out
+    (``value_contended``).  Records without loop values (format 1) use the
+    end-to-end values for both.
+    """
+    if not timing or timing.get("status") != "ok" or not timing.get("values"):
+        return None
+    if timing.get("timed_exact") is False:
+        return None
+    vals = [float(x) for x in timing["values"]]
+    loops = [float(x) for x in timing.get("loop_values") or vals]
+    flags = list(timing.get("value_contended") or [False] * len(vals))
+    if not len(vals) == len(loops) == len(flags):
+        return None
+    keep = [i for i, contended in enumerate(flags) if not contended]
+    if not keep:
+        return None
+    return [vals[i] for i in keep], [loops[i] for i in keep]
+
+
+def _ratio(
+    name: str, base: Sequence[float] | None, mine: Sequence[float] | None, resamples: int, confidence: float, seed: int
+) -> dict[str, float]:
+    if not base or not mine:
+        return {name: math.nan, f"{name}_lo": math.nan, f"{name}_hi": math.nan}
+    lo, hi = bootstrap_ratio(base, mine, resamples, confidence, seed)
+    return {name: float(np.mean(base)) / float(np.mean(mine)), f"{name}_lo": lo, f"{name}_hi": hi}
+
+
+def speedup_columns(
+    base: tuple[Sequence[float], Sequence[float]] | None,
+    mine: tuple[Sequence[float], Sequence[float]] | None,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, float]:
+    """``speedup`` and ``loop_speedup`` with their intervals (``_lo``, ``_hi``) from two :func:`usable_values`
+    results, the baseline's and the cell's; NaN where either side has none."""
+    out = _ratio("speedup", base[0] if base else None, mine[0] if mine else None, resamples, confidence, seed)
+    loop = _ratio("loop_speedup", base[1] if base else None, mine[1] if mine else None, resamples, confidence, seed + 1)
+    return {**out, **loop}
+
+
 def _seed_of(cell: str) -> int:
     return int.from_bytes(hashlib.sha256(cell.encode()).digest()[:8], "little")
 
@@ -172,12 +249,14 @@ def aggregate(
     entries = list(manifest)
     rows: list[dict[str, Any]] = []
     values: dict[str, list[float]] = {}
+    loop_values: dict[str, list[float]] = {}
     for entry in entries:
         check = load(entry.get("check_path"))
         timing = load(entry.get("timing_path")) if entry.get("timed") else None
         rows.append(cell_row(entry, check, timing))
-        if timing and timing.get("status") == "ok" and timing.get("values"):
-            values[entry["cell"]] = [float(x) for x in timing["values"]]
+        clean = usable_values(timing)
+        if clean is not None:
+            values[entry["cell"]], loop_values[entry["cell"]] = clean
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -207,16 +286,13 @@ def aggregate(
         mean = float(np.mean(mine)) if mine else math.nan
         out["events_per_s"] = events / mean if mine and events else math.nan
         out["us_per_event"] = mean / events * 1e6 if mine and events else math.nan
-        if mine and base:
-            base_mean = float(np.mean(base))
-            out["speedup"] = base_mean / mean
-            out["speedup_lo"], out["speedup_hi"] = bootstrap_ratio(
-                base, mine, bootstrap, confidence, _seed_of(entry["cell"])
-            )
-            out["efficiency"] = out["speedup"] / entry["workers"]
-            out["overhead_us_per_event"] = (mean - base_mean) / events * 1e6 if events else math.nan
+        base_pair = (base, loop_values[base_cell]) if base and base_cell else None
+        mine_pair = (mine, loop_values[entry["cell"]]) if mine else None
+        out.update(speedup_columns(base_pair, mine_pair, bootstrap, confidence, _seed_of(entry["cell"])))
+        out["efficiency"] = out["speedup"] / entry["workers"]
+        if mine and base and events:
+            out["overhead_us_per_event"] = (mean - float(np.mean(base))) / events * 1e6
         else:
-            out.update(speedup=math.nan, speedup_lo=math.nan, speedup_hi=math.nan, efficiency=math.nan)
             out["overhead_us_per_event"] = math.nan
         speed.append(out)
     df = pd.concat([df, pd.DataFrame(speed)], axis=1)
@@ -229,8 +305,10 @@ def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
     opts = sorted(c for c in df.columns if c.startswith("opt_"))
     core = [
         "expected_verdict", "verdict", "as_expected", "events", "final_tick",
-        "timing_status", "n_values", "time_mean_s", "time_stdev_s", "time_median_s", "time_min_s",
-        "speedup", "speedup_lo", "speedup_hi", "efficiency", "events_per_s", "us_per_event",
+        "timing_status", "timed_exact", "contended", "n_contended", "cpu_available_min", "load_avg_1min",
+        "n_values", "time_mean_s", "time_stdev_s", "time_median_s", "time_min_s", "time_loop_mean_s",
+        "time_loop_median_s", "loop_source", "speedup", "speedup_lo", "speedup_hi", "loop_speedup",
+        "loop_speedup_lo", "loop_speedup_hi", "efficiency", "events_per_s", "us_per_event",
         "overhead_us_per_event", "baseline_cell",
     ]  # fmt: skip
     core = [c for c in core if c in df.columns]
@@ -260,6 +338,10 @@ def main_snakemake(smk: Any) -> None:
     """Entry point of ``report/scripts/aggregate.py`` (the Snakemake ``script:`` object)."""
     settings = smk.params.report
     df = aggregate(smk.params.manifest, bootstrap=settings["bootstrap"], confidence=settings["confidence"])
+    if not df.empty:  # ideal_speedup, bound_speedup: from the shapes' bounds records (rules/bounds.smk)
+        from tickpar.prediction import bound_columns
+
+        df = bound_columns(df, list(getattr(smk.input, "bounds", [])))
     write_csv_atomic(df, smk.output.summary)
     counts = df["verdict"].value_counts().to_dict() if not df.empty else {}
     timed = int((df["timing_status"] == "ok").sum()) if not df.empty else 0

@@ -5,11 +5,18 @@ Recording
 :func:`record_dag` runs a spec sequentially (gem5's ``doSimLoop`` on one queue,
 exactly as ``strategies/sequential.py``) with ``record_dag=True`` and returns a
 :class:`Dag`: one row per processed event, in processing order (index ``i``),
-with columns ``component, when, priority, source, first, last, cost_s, parent``.
+with columns ``component, when, priority, source, first, last, cost_s, parent,
+work_us, work_calls``.  The event's own fields are read before its handler
+runs (a handler may reschedule the very event it runs, as multicore's port
+and CPU events do, and message events are recycled at the end of ``process``).
 
 * ``cost_s`` is the wall time of the event's ``process()`` in that run
   (handler, synthetic work, scheduling its children and the digest; not the
-  engine's heap pop).  ``T1 = sum(cost_s)`` is the sequential work.
+  engine's heap pop).  ``T1 = sum(cost_s)`` is the sequential work.  With
+  ``record_dag(spec, meter_work=True)`` no synthetic work is spent: ``work_us``
+  and ``work_calls`` record what the event asked for, and
+  :meth:`Dag.with_work` adds its calibrated cost back (one cheap recording per
+  shape family, whatever its ``work_us``).
 * ``parent``: the event that scheduled this one.  An event's source key
   ``(c, s)`` (see :func:`tickpar.eventq.canonical_source`) names component
   ``c``'s ``s``-th insertion; the parent is the event of ``c`` whose seq range
@@ -37,7 +44,8 @@ as there is overhead, and every bound with overheads is at most the same bound
 without them.  :class:`Overheads` comes as presets (:func:`overheads`):
 
 * ``zero``: ``o_event = o_sync = 0``: the DAG's own limits.
-* ``cxx``: C++-like costs, to predict gem5: 50 ns per event, 1 µs per barrier.
+* ``cxx``: gem5-like C++ costs (:data:`CXX`, each figure with its source):
+  25 ns per event, ``2 + 0.5 log2 P`` µs per synchronisation, 125 ns per message.
 * ``calibrated``: measured in this process: ``o_event`` is the sequential
   engine's own per-event cost with no work (a component rescheduling one event,
   through the real :class:`~tickpar.model.Model` and queue), i.e. a parallel
@@ -61,17 +69,19 @@ Bounds (``P`` workers, ``W = sum(ĉ)``)
     program order (its events in sequential order): the ideal optimistic PDES
     with free rollback-free synchronisation.  At most both bounds above.
 ``tick-barrier``
-    Events run in batches separated by barriers.  A batch is one
-    ``(when, priority)`` bin: a maximal run of consecutive events (processing
-    order) with equal ``(when, priority)``, split further by depth when an event
-    of the run schedules another into the same bin (it can only run in a later
-    batch).  Within a batch the events of one component (the lock key) form one
-    serial group; groups are list-scheduled on ``P`` workers longest first
-    (LPT, taking the best of ``P' <= P`` workers: idle workers cost nothing).
-    ``batch time = makespan + o_sync(P)`` (the makespan is at least the
-    largest group), ``total = sum over batches``.  Ignores: intra-batch
-    dependencies other than same-bin children, the cost of forming the batch,
-    and LPT's suboptimality (at most 4/3 of the optimal makespan).
+    Events run in batches separated by barriers, as the strategy runs them
+    (:func:`tick_groups`): a batch is one ``(when, priority)`` bin, popped at
+    once, plus the zero-delay children its events schedule into the running
+    bin (or an earlier priority of the same tick), which run inside the batch
+    in the group that scheduled them.  A group is a component's popped events
+    (the lock key) and their in-batch children, run serially.  Batches with
+    fewer than ``min_parallel`` popped events or a single group, and every
+    batch at ``P = 1``, run the plain loop: their recorded cost, no barrier.
+    Otherwise ``batch time = max(largest group, batch work / P) + o_sync(P)``,
+    below the makespan of any schedule, so the bound is a true upper bound of
+    what the strategy can do (:func:`tick_barrier_time` with
+    ``optimistic=False`` uses LPT list scheduling instead: a prediction).
+    Ignores: the cost of forming the batch and of replaying its insertions.
 ``conservative``
     Components are partitioned into ``k`` logical processes; the lookahead
     ``L`` is the smallest static latency between components of different LPs.
@@ -86,8 +96,11 @@ Bounds (``P`` workers, ``W = sum(ĉ)``)
     ``L = inf`` (no cross-LP coupling) is one window.  Ignores: null messages
     and message costs, load imbalance inside an LP's window beyond its total,
     and that real windows may use per-pair lookahead (it is a global window).
+    With ``o_msg``, each event whose parent ran on another LP adds ``o_msg``
+    to its LP's load.  :func:`null_message_time` is the null-message
+    counterpart: the DAG's longest path with each LP's events chained.
 
-All bounds are ``<= P`` without overheads and non-decreasing in ``P`` when
+Every bound is ``<= P`` without overheads and non-decreasing in ``P`` when
 ``o_sync`` does not grow with ``P`` (``zero`` and ``cxx``); with calibrated
 barrier costs the barrier-bound ones may fall at large ``P``, as measured runs do.
 
@@ -101,6 +114,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import threading
 import time
 from bisect import bisect_left
@@ -119,6 +133,7 @@ from tickpar.simloop import schedule_limit
 
 __all__ = [
     "BOUNDS",
+    "CXX",
     "DAG_FORMAT",
     "OVERHEAD_PRESETS",
     "Dag",
@@ -129,18 +144,57 @@ __all__ = [
     "calibrate_event_cost",
     "component_costs",
     "critical_path",
+    "crossing",
+    "cxx_overheads",
     "default_workers",
     "find_parents",
     "lookahead_of",
+    "null_message_time",
     "overheads",
     "record_dag",
+    "tick_barrier_time",
     "tick_batches",
+    "tick_groups",
+    "window_time",
 ]
 
 DAG_FORMAT = "tickpar.dag/1"
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
 OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
-COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent")
+
+#: gem5-like C++ costs (seconds), each with its source.
+CXX: dict[str, dict[str, Any]] = {
+    "event_s": {
+        "value": 100e-9,
+        "source": "gem5 src/sim/eventq.cc: EventQueue::schedule walks a bin list and serviceOne makes one "
+        "virtual process() call, O(100) instructions; at ~1 instruction/ns on a server core: ~100 ns",
+    },
+    "o_event_s": {
+        "value": 25e-9,
+        "source": "one uncontended mutex lock/unlock per event (gem5 EventQueue's async-insert lock): 25 ns, "
+        "J. Dean, 'Latency numbers every programmer should know' (2012)",
+    },
+    "sync_a_s": {
+        "value": 2e-6,
+        "source": "gem5's quantum barrier (src/base/barrier.hh) is a mutex + condition variable: one futex "
+        "wake-up and thread switch, 2-5 us on Linux (B. Sigoure, 'How long does it take to make a "
+        "context switch?', 2010); the low end, since the waiters are already on their cores",
+    },
+    "sync_b_s": {
+        "value": 0.5e-6,
+        "source": "growth per doubling of P: the wake-ups of a tree barrier are log2(P) rounds of cache-line "
+        "transfers, ~100-200 ns each across sockets (Dean 2012: main memory reference 100 ns), "
+        "rounded up to 0.5 us for the condition-variable hand-offs",
+    },
+    "o_msg_s": {
+        "value": 125e-9,
+        "source": "a cross-queue event in gem5 is EventQueue::asyncInsert (mutex 25 ns, Dean 2012) plus "
+        "the insertion at the barrier (~100 ns, as event_s)",
+    },
+}
+
+COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")
+_FLOAT_COLUMNS = ("cost_s", "work_us")
 _SRC_BITS = canonical_source(1, 0).bit_length() - 1  # source key = component << _SRC_BITS | seq
 _SEQ_MASK = (1 << _SRC_BITS) - 1
 
@@ -198,13 +252,15 @@ class Dag:
     @classmethod
     def from_records(
         cls,
-        records: Iterable[tuple[int, int, int, int | None, int, int, float]],
+        records: Iterable[tuple[Any, ...]],
         components: Sequence[str] | int,
         lookahead: Iterable[tuple[int, int, int]] = (),
         meta: dict[str, Any] | None = None,
     ) -> Dag:
         """Build from ``model.dag`` tuples ``(component, when, priority, source, first, last, cost_s)``.
 
+        A tuple may carry two more fields, ``(..., work_us, work_calls)``: the
+        synthetic work the event asked for (see :func:`record_dag`); else 0.
         ``components`` is the list of names, or a count (names ``c0, c1, ...``).
         Parents are reconstructed with :func:`find_parents`.
         """
@@ -217,6 +273,8 @@ class Dag:
         first = np.array([r[4] for r in rows], dtype=np.int64)
         last = np.array([r[5] for r in rows], dtype=np.int64)
         cost = np.array([r[6] for r in rows], dtype=np.float64)
+        work_us = np.array([r[7] if len(r) > 7 else 0.0 for r in rows], dtype=np.float64)
+        work_calls = np.array([r[8] if len(r) > 8 else 0 for r in rows], dtype=np.int64)
         if len(rows) and (comp.min() < 0 or comp.max() >= len(names)):
             raise ValueError(f"component ids must be in [0, {len(names)})")
         if np.any(np.diff(when) < 0):
@@ -232,6 +290,8 @@ class Dag:
                 "last": last,
                 "cost_s": cost,
                 "parent": parent,
+                "work_us": work_us,
+                "work_calls": work_calls,
             }
         )
         return cls(events, names, [(int(s), int(d), int(lat)) for s, d, lat in lookahead], dict(meta or {}))
@@ -244,6 +304,18 @@ class Dag:
     def t1_s(self) -> float:
         """Sequential work: the sum of the recorded event costs."""
         return float(self.events["cost_s"].sum())
+
+    def with_work(self, per_call_s: float, per_us_s: float) -> Dag:
+        """This DAG with each event's requested synthetic work added to ``cost_s``.
+
+        A DAG recorded with ``work=none`` holds the engine's and the handlers'
+        cost alone; ``per_call_s + per_us_s * work_us`` per call is what the
+        work model charges (calibrated once, :mod:`tickpar.prediction`), so one
+        recording serves every ``work_us`` of a shape family.
+        """
+        events = self.events.copy()
+        events["cost_s"] = events["cost_s"] + events["work_calls"] * per_call_s + events["work_us"] * per_us_s
+        return Dag(events, list(self.components), list(self.lookahead), dict(self.meta))
 
     def roots(self) -> int:
         """Events with no parent (scheduled by ``init()`` or inside a direct call)."""
@@ -265,7 +337,7 @@ class Dag:
             raise ValueError(f"not a {DAG_FORMAT} record (format {data.get('format')!r})")
         cols = data["events"]
         events = pd.DataFrame(
-            {c: np.asarray(cols[c], dtype=np.float64 if c == "cost_s" else np.int64) for c in COLUMNS}
+            {c: np.asarray(cols[c], dtype=np.float64 if c in _FLOAT_COLUMNS else np.int64) for c in COLUMNS}
         )
         return cls(events, list(data["components"]), [tuple(t) for t in data["lookahead"]], dict(data["meta"]))
 
@@ -277,9 +349,49 @@ class Dag:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-def record_dag(spec: RunSpec) -> Dag:
-    """Run ``spec`` sequentially with DAG recording and return its :class:`Dag`."""
-    model = spec.build_model(record_dag=True)
+class _WorkMeter:
+    """Stands in for every component's ``work(us)``: counts what each event asks for, spends nothing."""
+
+    def __init__(self) -> None:
+        self.us = 0.0
+        self.calls = 0
+
+    def __call__(self, us: float) -> None:
+        self.us += us
+        self.calls += 1
+
+    def take(self) -> tuple[float, int]:
+        taken = (self.us, self.calls)
+        self.us, self.calls = 0.0, 0
+        return taken
+
+
+class _MeteredRows(list):  # type: ignore[type-arg]
+    """``model.dag`` that appends the work the event asked for to each row (read when the row lands)."""
+
+    def __init__(self, meter: _WorkMeter) -> None:
+        super().__init__()
+        self.meter = meter
+
+    def append(self, row: tuple[Any, ...]) -> None:
+        super().append((*row, *self.meter.take()))
+
+
+def record_dag(spec: RunSpec, meter_work: bool = False) -> Dag:
+    """Run ``spec`` sequentially with DAG recording and return its :class:`Dag`.
+
+    ``meter_work``: spend no synthetic work; record instead, per event, the
+    ``work_us`` it asked for and how many ``work()`` calls (columns
+    ``work_us``, ``work_calls``; ``cost_s`` is then the engine and handler cost
+    alone, see :meth:`Dag.with_work`).  Without it the spec's work mode runs
+    and is part of ``cost_s``.
+    """
+    model = spec.build_model(record_dag=True, work="none" if meter_work else None)
+    if meter_work:
+        meter = _WorkMeter()
+        for comp in model.components:
+            comp.work = meter
+        model.dag = _MeteredRows(meter)
     queue = EventQueue("main", order=spec.order)
     model.bind(queue)
     model.start()
@@ -288,23 +400,28 @@ def record_dag(spec: RunSpec) -> Dag:
     queue.run()
     wall = time.perf_counter() - started
     assert model.dag is not None
-    meta = {"spec": spec.to_dict(), "end_tick": model.end_tick, "wall_s": wall}
+    meta = {"spec": spec.to_dict(), "end_tick": model.end_tick, "wall_s": wall, "work_metered": meter_work}
     return Dag.from_records(model.dag, [c.name for c in model.components], model.lookahead_graph(), meta)
 
 
 # -- overheads -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Overheads:
-    """Per-event cost ``o_event`` and per-synchronisation cost ``o_sync`` (seconds).
+    """Per-event cost ``o_event``, per-synchronisation cost ``o_sync`` and per-message cost ``o_msg`` (seconds).
 
-    ``o_sync`` is one number, or a table by worker count (calibrated).
+    ``o_sync`` is one number, or a table by worker count (calibrated), or a
+    function of the worker count (a fitted model, :mod:`tickpar.prediction`).
+    ``o_msg`` is paid by the receiving LP for each event that crosses LPs.
     """
 
     name: str
     o_event: float = 0.0
-    o_sync: float | dict[int, float] = 0.0
+    o_sync: float | dict[int, float] | Callable[[int], float] = 0.0
+    o_msg: float = 0.0
 
     def sync(self, workers: int) -> float:
+        if callable(self.o_sync):
+            return float(self.o_sync(workers))
         if isinstance(self.o_sync, dict):
             if workers in self.o_sync:
                 return self.o_sync[workers]
@@ -373,12 +490,22 @@ def calibrate_barrier(workers: int, rounds: int = 40) -> float:
     return elapsed / rounds
 
 
+def cxx_overheads() -> Overheads:
+    """gem5-like C++ overheads (:data:`CXX`): a mutex per event, ``a + b log2 P`` per sync (none at P = 1)."""
+    a, b = CXX["sync_a_s"]["value"], CXX["sync_b_s"]["value"]
+
+    def sync(workers: int) -> float:
+        return 0.0 if workers <= 1 else a + b * math.log2(workers)
+
+    return Overheads("cxx", CXX["o_event_s"]["value"], sync, CXX["o_msg_s"]["value"])
+
+
 def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
-    """A preset: ``zero``, ``cxx`` (50 ns/event, 1 µs/barrier) or ``calibrated`` (for ``workers``)."""
+    """A preset: ``zero``, ``cxx`` (:data:`CXX`) or ``calibrated`` (for ``workers``)."""
     if name == "zero":
         return Overheads("zero", 0.0, 0.0)
     if name == "cxx":
-        return Overheads("cxx", 50e-9, 1e-6)
+        return cxx_overheads()
     if name == "calibrated":
         return Overheads(
             "calibrated", calibrate_event_cost(), {int(p): calibrate_barrier(int(p)) for p in sorted(set(workers))}
@@ -430,27 +557,93 @@ def critical_path(dag: Dag, o_event: float = 0.0, component_order: bool = False)
     return best
 
 
-def tick_batches(dag: Dag) -> np.ndarray:
-    """Batch number of every event under tick-barrier execution (see the module docstring)."""
+def tick_groups(dag: Dag) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(batch, group, popped)`` of every event under tick-barrier execution.
+
+    A batch starts at an event whose ``(when, priority)`` key ``K`` is above
+    the running batch's key and holds every following event with key ``<= K``:
+    the bin's events, popped when the batch starts, and the zero-delay children
+    they schedule into the running bin or an earlier priority of the same tick,
+    which the strategy runs inside the batch, in the group that scheduled them.
+    ``group``: the component for a popped event (``lock_key=component``), the
+    parent's group for an in-batch child.  ``popped``: whether it was popped
+    when the batch started (the strategy's ``min_parallel`` counts these).
+    """
     ev = dag.events
     n = len(ev)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    when = ev["when"].to_numpy()
-    prio = ev["priority"].to_numpy()
-    new_run = np.ones(n, dtype=bool)
-    new_run[1:] = (when[1:] != when[:-1]) | (prio[1:] != prio[:-1])
-    run = np.cumsum(new_run) - 1
-    run_start = np.flatnonzero(new_run)[run].tolist()
+    batch = [0] * n
+    group = [0] * n
+    popped = [True] * n
+    when = ev["when"].tolist()
+    prio = ev["priority"].tolist()
     parent = ev["parent"].tolist()
-    depth = [0] * n
+    comp = ev["component"].tolist()
+    b = -1
+    key: tuple[int, int] | None = None
+    start = 0
     for i in range(n):
+        k = (when[i], prio[i])
+        if key is None or k > key:
+            b, key, start = b + 1, k, i
+        batch[i] = b
         p = parent[i]
-        if p >= run_start[i]:
-            depth[i] = depth[p] + 1
-    keys = run.astype(np.int64) * (n + 1) + np.asarray(depth, dtype=np.int64)
-    _, batch = np.unique(keys, return_inverse=True)
-    return batch.astype(np.int64)
+        if p >= start:
+            group[i] = group[p]
+            popped[i] = False
+        else:
+            group[i] = comp[i]
+    return np.asarray(batch, dtype=np.int64), np.asarray(group, dtype=np.int64), np.asarray(popped, dtype=bool)
+
+
+def tick_batches(dag: Dag) -> np.ndarray:
+    """Batch number of every event under tick-barrier execution (see :func:`tick_groups`)."""
+    return tick_groups(dag)[0]
+
+
+def tick_barrier_time(
+    dag: Dag,
+    cost: np.ndarray,
+    workers: Sequence[int],
+    costs: Overheads,
+    min_parallel: int = 2,
+    optimistic: bool = True,
+) -> dict[int, tuple[float, int]]:
+    """``{P: (time, barriers)}`` of the tick-barrier strategy on ``dag`` (costs ``cost`` incl. ``o_event``).
+
+    As the strategy: a batch with fewer than ``min_parallel`` popped events,
+    with one group, or any batch at ``P = 1`` runs the plain loop (the recorded
+    ``cost_s``, no ``o_event``, no barrier); else its groups run in parallel
+    and a barrier ``o_sync(P)`` ends it.  ``optimistic``: the batch makespan is
+    ``max(largest group, batch work / P)``, below any schedule's (an upper
+    bound on speedup); else LPT list scheduling on the best ``P' <= P``
+    workers (a prediction: a shared counter hands out groups greedily).
+    """
+    ps = sorted({int(p) for p in workers})
+    out = {p: (0.0, 0) for p in ps}
+    if len(dag) == 0:
+        return out
+    batch, group, popped = tick_groups(dag)
+    base = dag.events["cost_s"].to_numpy(dtype=np.float64)
+    frame = pd.DataFrame({"b": batch, "g": group, "c": cost})
+    sums = frame.groupby(["b", "g"], sort=True)["c"].sum()
+    jobs: list[list[float]] = [[] for _ in range(int(batch[-1]) + 1)]
+    for (b, _g), v in zip(sums.index.tolist(), sums.tolist(), strict=True):
+        jobs[b].append(v)
+    serial = np.bincount(batch, weights=base).tolist()
+    pops = np.bincount(batch, weights=popped.astype(np.float64)).tolist()
+    parallel = [i for i, g in enumerate(jobs) if len(g) > 1 and pops[i] >= min_parallel]
+    serial_total = sum(serial) - sum(serial[i] for i in parallel)
+    lpt = {} if optimistic else _batched_makespans([jobs[i] for i in parallel], ps)
+    for p in ps:
+        if p == 1:
+            out[p] = (float(sum(serial)), 0)
+            continue
+        if optimistic:
+            span = sum(max(max(jobs[i]), sum(jobs[i]) / p) for i in parallel)
+        else:
+            span = lpt[p]
+        out[p] = (serial_total + span + len(parallel) * costs.sync(p), len(parallel))
+    return out
 
 
 def _lpt(jobs: list[float], workers: int) -> float:
@@ -521,8 +714,45 @@ def _windows(when: np.ndarray, lookahead: int | None) -> np.ndarray:
     return np.cumsum(win)
 
 
+def crossing(dag: Dag, lp_of: np.ndarray) -> np.ndarray:
+    """1.0 for each event whose parent ran on another LP (a message), else 0.0 (``lp_of``: LP per event)."""
+    parent = dag.events["parent"].to_numpy()
+    has = parent >= 0
+    out = np.zeros(len(parent), dtype=np.float64)
+    out[has] = (lp_of[parent[has]] != lp_of[has]).astype(np.float64)
+    return out
+
+
+def null_message_time(dag: Dag, partition: Sequence[int], cost: np.ndarray, o_msg: float = 0.0) -> float:
+    """Chandy-Misra-Bryant with free null messages: the longest path through the DAG plus each LP's order.
+
+    An LP runs its events one at a time, in time order, and an event waits for
+    its parent (plus ``o_msg`` when the parent ran on another LP).  The real
+    protocol also waits for its input channels' promises, so this is a lower
+    bound on its time (an upper bound on its speedup).
+    """
+    lp_of = np.asarray(partition, dtype=np.int64)[dag.events["component"].to_numpy()]
+    msg = (o_msg * crossing(dag, lp_of)).tolist()
+    parent = dag.events["parent"].tolist()
+    lps = lp_of.tolist()
+    finish = [0.0] * len(parent)
+    lp_finish: dict[int, float] = {}
+    best = 0.0
+    for i, c in enumerate(cost.tolist()):
+        p = parent[i]
+        start = max(finish[p] + msg[i] if p >= 0 else 0.0, lp_finish.get(lps[i], 0.0))
+        f = finish[i] = start + c
+        lp_finish[lps[i]] = f
+        best = max(best, f)
+    return best
+
+
 def _conservative_work(
-    dag: Dag, partition: Sequence[int], cost: np.ndarray, cache: dict[int | None, np.ndarray] | None = None
+    dag: Dag,
+    partition: Sequence[int],
+    cost: np.ndarray,
+    cache: dict[int | None, np.ndarray] | None = None,
+    o_msg: float = 0.0,
 ) -> tuple[float, int, int | None]:
     """(sum over windows of the largest LP load, windows, lookahead) for one partition."""
     if len(partition) != len(dag.components):
@@ -531,6 +761,8 @@ def _conservative_work(
         return 0.0, 0, lookahead_of(dag, partition)
     lp_of = np.asarray(partition, dtype=np.int64)[dag.events["component"].to_numpy()]
     lookahead = lookahead_of(dag, partition)
+    if o_msg:
+        cost = cost + o_msg * crossing(dag, lp_of)
     if lookahead == 0:
         groups = _group_sums(tick_batches(dag), lp_of, cost)
         return sum(max(g) for g in groups), len(groups), 0
@@ -544,6 +776,13 @@ def _conservative_work(
     return float(loads.max(axis=1).sum()), nwin, lookahead
 
 
+def window_time(
+    dag: Dag, partition: Sequence[int], cost: np.ndarray, o_msg: float = 0.0
+) -> tuple[float, int, int | None]:
+    """``(sum over windows of the busiest LP's load, windows, lookahead)``: the window bound without sync costs."""
+    return _conservative_work(dag, partition, cost, None, o_msg)
+
+
 # -- the table -------------------------------------------------------------------------------------
 def bounds(
     dag: Dag,
@@ -551,8 +790,11 @@ def bounds(
     costs: Overheads | None = None,
     partition: Callable[[int], Sequence[int]] | None = None,
     which: Sequence[str] = BOUNDS,
+    min_parallel: int = 2,
 ) -> pd.DataFrame:
     """The tidy bounds table for ``dag`` (see the module docstring for every formula).
+
+    ``min_parallel``: the tick-barrier strategy's option of that name.
 
     ``partition(P)`` (optional) gives the LP of every component for the
     conservative bound with ``P`` workers (at most ``P`` LPs); by default the
@@ -606,12 +848,10 @@ def bounds(
         for p in ps:
             add("causal", p, max(work / p, cp), 0, {"critical_path_s": cp})
     if "tick-barrier" in which:
-        groups = _group_sums(tick_batches(dag), dag.events["component"].to_numpy(), cost)
-        spans = _batched_makespans(groups, ps)
-        nb = len(groups)
-        for p in ps:
-            sync = costs.sync(p)
-            add("tick-barrier", p, spans[p] + nb * sync, nb, {"batches": nb, "events_per_batch": len(dag) / nb}, sync)
+        nb = int(tick_batches(dag)[-1]) + 1
+        for p, (time_s, barriers) in tick_barrier_time(dag, cost, ps, costs, min_parallel).items():
+            params = {"batches": nb, "events_per_batch": len(dag) / nb, "barriers": barriers}
+            add("tick-barrier", p, time_s, barriers, params, costs.sync(p))
     if "conservative" in which:
         candidates: list[tuple[int, float, int, int | None]] = []  # (LPs, work, windows, lookahead)
         windows: dict[int | None, np.ndarray] = {}
@@ -619,13 +859,13 @@ def bounds(
             sync = costs.sync(p)
             if partition is None:
                 part = balanced_partition(dag, p, o_event)
-                candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows)))
+                candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg)))
                 pool = candidates
             else:
                 part = list(partition(p))
                 if len(set(part)) > p:
                     raise ValueError(f"partition for {p} workers has {len(set(part))} LPs: at most {p}")
-                pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows))]
+                pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg))]
             lps, span, nwin, look = min(pool, key=lambda c: (c[1] + c[2] * sync, c[0]))
             params = {"lps": lps, "lookahead": look, "windows": nwin, "events_per_window": len(dag) / max(nwin, 1)}
             add("conservative", p, span + nwin * sync, nwin, params, sync)
@@ -651,7 +891,7 @@ def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads) -> str:
     """A human-readable summary: one header line, the overheads, and speedup by workers x bound."""
     spec = dag.meta.get("spec", {})
     ps = sorted(set(table["workers"].tolist()))
-    if isinstance(costs.o_sync, dict):
+    if isinstance(costs.o_sync, dict) or callable(costs.o_sync):
         sync = ", ".join(f"P={p}: {costs.sync(p) * 1e6:.3g}" for p in ps)
     else:
         sync = f"{costs.sync(1) * 1e6:.3g}"

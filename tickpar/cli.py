@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tickpar.cellargs import add_cell_options
+from tickpar.cellargs import cell_from_args as _cell_from_args
 from tickpar.oracle import OracleRecord
 from tickpar.params import ParamError, parse_assignments
 from tickpar.plugins import BASELINE
@@ -33,14 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_cell_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", "-w", required=True, help="workload name (see `tickpar list`)")
-    p.add_argument("--param", "-p", action="append", metavar="K=V", help="workload parameter (repeatable)")
-    p.add_argument("--strategy", "-s", default=BASELINE, help=f"strategy name (default: {BASELINE})")
-    p.add_argument("--option", "-o", action="append", metavar="K=V", help="strategy option (repeatable)")
-    p.add_argument("--workers", "-n", type=int, default=1, help="worker count (default 1)")
-    p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
-    p.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
-    p.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
+    add_cell_options(p)
     p.add_argument("--timeout", type=float, default=None, help="run in a child process, killed after S seconds")
     p.add_argument("--out", help="write the JSON record to FILE (atomically)")
 
@@ -56,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     p_check = sub.add_parser("check", help="run the golden sequential run and the strategy; print the verdict")
     _add_cell_arguments(p_check)
     p_check.add_argument("--golden", help="reuse this golden record (written by `tickpar golden`)")
+    p_check.add_argument("--explain", action="store_true", help="print the steps that led to a non-exact verdict")
+    p_shrink = sub.add_parser("shrink", help="delta-debug a failing cell to a smallest one that fails the same way")
+    _add_cell_arguments(p_shrink)
+    p_shrink.add_argument("--budget", type=float, default=20.0, help="seconds to search (default 20)")
     p_golden = sub.add_parser("golden", help="run the sequential reference of a cell and save its traced record")
     _add_cell_arguments(p_golden)
     p_time = sub.add_parser("time", help="time one cell with pyperf (fresh processes, warm-ups); write its record")
@@ -65,29 +64,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _cell_from_args(args: argparse.Namespace, trace: bool = False) -> Any:
-    from tickpar.runner import resolve_cell
-
-    return resolve_cell(
-        args.workload,
-        parse_assignments(args.param, "--param"),
-        args.strategy,
-        parse_assignments(args.option, "--option"),
-        args.workers,
-        args.seed,
-        args.order,
-        args.work,
-        trace,
-    )
-
-
 def _check_timeout(args: argparse.Namespace) -> None:
     if args.timeout is not None and args.timeout <= 0:
         raise CLIError(f"--timeout {args.timeout} is not allowed: a number of seconds > 0")
 
 
+def _traits(info: dict[str, Any]) -> None:
+    """Add each workload's traits at its default params, with what each one means, to ``info``."""
+    from tickpar.params import resolve
+    from tickpar.plugins import TRAITS, RunSpec
+
+    registry = get_registry()
+    for name, entry in info["workloads"].items():
+        cls = registry.workload(name)
+        spec = RunSpec(name, resolve(cls.params, {}, f"workload {name} parameter"), seed=1)
+        entry["traits"] = {trait: TRAITS[trait] for trait in sorted(spec.traits())}
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     info = get_registry().describe()
+    _traits(info)
     if args.json:
         print(json.dumps(info, indent=2))
         return EXIT_OK
@@ -102,15 +98,19 @@ def cmd_list(args: argparse.Namespace) -> int:
                 elif "min" in spec or "max" in spec:
                     extra = f" [{spec.get('min', '-inf')}, {spec.get('max', 'inf')}]"
                 print(f"      {pname}={spec['default']!s:<10} {spec['type']}{extra}  {spec['help']}")
+            if "traits" in entry:
+                print(f"      traits at these defaults: {', '.join(entry['traits']) or 'none'}")
         print()
     return EXIT_OK
 
 
 def _summary_line(record: dict[str, Any]) -> str:
+    where = f"{record['events']} events, final tick {record['final_tick']}"
+    if record.get("failure"):
+        where = f"stopped after {record['events']} events at tick {record['final_tick']}"
     return (
         f"{record['strategy']} on {record['workload']} (workers={record['workers']}, seed={record['seed']}, "
-        f"order={record['order']}, work={record['work']}): {record['events']} events, "
-        f"final tick {record['final_tick']}, {record['wall_s']:.3f} s, "
+        f"order={record['order']}, work={record['work']}): {where}, {record['wall_s']:.3f} s, "
         f"{record['events_per_s']:,.0f} events/s, digest {record['digest'] or '-'}"
     )
 
@@ -158,18 +158,75 @@ def cmd_golden(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from tickpar.anatomy import explain, format_steps
     from tickpar.runner import check_cell, make_record, write_json_atomic
 
     _check_timeout(args)
     cell = _cell_from_args(args)
     golden = _load_golden(args.golden) if args.golden else None
     verdict, outcome = check_cell(cell, golden, args.timeout)
+    outcome.record.anatomy = explain(cell, verdict, outcome.record)
     record = make_record(cell, outcome, verdict)
+    record["anatomy"] = outcome.record.anatomy
+    record["promise"] = _promise(cell)
     if args.out:
         write_json_atomic(args.out, record)
     print(_summary_line(record))
     print(f"verdict: {verdict.kind}: {verdict.reason}")
+    if args.explain and record["anatomy"]:
+        print("anatomy:")
+        print(format_steps(record["anatomy"]))
+    if verdict.errors is not None:
+        print(_errors_line(verdict.errors))
     return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
+
+
+def _promise(cell: Any) -> dict[str, Any]:
+    """The strategy's promise for the cell and the workload traits it comes from."""
+    strategy = get_registry().strategy(cell.strategy)()
+    return strategy.promise(cell.spec, cell.workers, cell.options).to_dict()
+
+
+def cmd_shrink(args: argparse.Namespace) -> int:
+    from tickpar.anatomy import explain, format_steps
+    from tickpar.runner import make_record, write_json_atomic
+    from tickpar.shrink import command, shrink
+
+    if args.timeout is not None:
+        raise CLIError("--timeout is not used by shrink: every candidate runs in this process (--budget bounds it)")
+    if not args.budget > 0:
+        raise CLIError(f"--budget {args.budget} is not allowed: a number of seconds > 0")
+    cell = _cell_from_args(args)
+    print(f"shrinking: {command(cell)}")
+    try:
+        result = shrink(cell, args.budget, log=lambda line: print(f"  kept {line}", flush=True))
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    (c0, e0), (c1, e1) = result.size_before, result.size
+    how = "a local minimum" if result.exhausted else "budget spent"
+    print(
+        f"shrunk in {result.elapsed_s:.1f} s, {result.tries} cells tried ({how}):"
+        f" {c0} -> {c1} components, {e0} -> {e1} events (sequential run)"
+    )
+    print(command(result.cell))
+    print(f"verdict: {result.verdict.kind}: {result.verdict.reason}")
+    anatomy = explain(result.cell, result.verdict, result.outcome.record)
+    if anatomy:
+        print("anatomy:")
+        print(format_steps(anatomy))
+    if args.out:
+        result.outcome.record.anatomy = anatomy
+        record = make_record(result.cell, result.outcome, result.verdict)
+        record["anatomy"] = anatomy
+        record["shrink"] = result.to_dict()
+        write_json_atomic(args.out, record)
+    return EXIT_OK
+
+
+def _errors_line(errors: dict[str, float | None]) -> str:
+    """``errors vs golden: final_tick +0.00%, events -1.25%, ...`` (relative, signed)."""
+    parts = [f"{name} {'-' if err is None else f'{err:+.2%}'}" for name, err in errors.items()]
+    return "errors vs golden: " + ", ".join(parts)
 
 
 def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
@@ -203,7 +260,10 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed, args.order, args.work
     ).spec
     workers = bounds.default_workers(args.workers_max)
-    dag = bounds.record_dag(spec)
+    try:
+        dag = bounds.record_dag(spec)
+    except ValueError as exc:  # a run the DAG cannot describe: say what, in one line
+        raise CLIError(f"workload {args.workload}: cannot record its event DAG: {exc}") from None
     if len(dag) == 0:
         raise CLIError(f"workload {args.workload} processed no events: nothing to bound")
     costs = bounds.overheads(args.overheads, workers)
@@ -241,6 +301,7 @@ _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "run": cmd_run,
     "check": cmd_check,
+    "shrink": cmd_shrink,
     "golden": cmd_golden,
     "time": cmd_time,
     "bounds": cmd_bounds,

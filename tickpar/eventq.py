@@ -1,8 +1,9 @@
 """gem5's event queue (``src/sim/eventq.{hh,cc}``), modelled in Python.
 
-This module holds only :class:`Event` and :class:`EventQueue`; the semantics are
-those of gem5 v24 as recorded in ``shared/gem5-eventq.md`` and checked case by
-case in ``tests/test_eventq.py``:
+This module holds the kernel: :class:`Event`, :class:`EventQueue` and
+:class:`BatchQueue` (an EventQueue with a deferred mode for parallel engines);
+the semantics are those of gem5 v24 as recorded in ``shared/gem5-eventq.md``
+and checked case by case in ``tests/test_eventq.py``:
 
 * Ticks are integers.  The queue orders events by ``(when, priority)``; a
   *smaller* priority number runs earlier within a tick.
@@ -16,49 +17,79 @@ case in ``tests/test_eventq.py``:
     number).  A partitioned run reproduces this key exactly, which gem5's
     global insertion counter cannot be.
 
-* ``schedule``/``reschedule`` refuse ``when < cur_tick`` (gem5's
-  ``assert(when >= curTick())``), ``schedule`` refuses an event that is
-  already scheduled, ``deschedule`` one that is not.  With ``checks=True`` the
-  call raises :class:`SchedulingError` and changes nothing; with
-  ``checks=False`` ("asserts commented out") it goes through and the queue
-  appends a :class:`Violation` to :attr:`EventQueue.violations`.
+* gem5's assertions: ``schedule``/``reschedule`` refuse ``when < cur_tick``
+  (``assert(when >= curTick())``), ``schedule`` refuses an event that is
+  already scheduled, ``deschedule`` one that is not, ``reschedule`` one that
+  is not unless ``always``.  With ``checks=True`` the call raises
+  :class:`SchedulingError` and changes nothing.  With ``checks=False`` the
+  queue appends a :class:`Violation` to :attr:`EventQueue.violations` and then
+  does what gem5 does with its asserts compiled out (``NDEBUG``):
+
+  - a schedule or reschedule into the past inserts the event there; it runs
+    next and ``cur_tick`` goes backwards (``setCurTick`` has no check);
+  - ``reschedule`` of an unscheduled event without ``always`` inserts it
+    (gem5's ``reschedule`` only asserts, then inserts);
+  - ``schedule`` of an already-scheduled event inserts it **a second time**,
+    so it runs twice.  gem5 links the same node into a second bin, which
+    corrupts its intrusive list (undefined: depending on the bins, events
+    between the two positions are skipped, or a same-key re-insertion makes
+    the node its own successor and it runs forever).  tickpar keeps the queue
+    well formed instead: the event holds two independent entries, each runs
+    at its own ``(when, priority)`` (``when`` reads that entry's tick while it
+    runs), and its Scheduled flag follows gem5's: cleared when the newest
+    entry is served or removed, even while the older entry is still queued,
+    which then still runs (as gem5's still-linked node does);
+  - ``deschedule`` of an event that is not in the queue reaches gem5's
+    ``remove()``, whose ``panic("event not found!")`` is never compiled out:
+    :class:`EventNotFound` (verdict ``crash``).  An unflagged event that is
+    still queued through a double schedule is found and removed.
+
 * ``service_one`` pops the head, clears Scheduled before running it, and, if
   the event is not squashed, sets ``cur_tick`` to its ``when`` and calls
   ``process()``.  A squashed event neither runs nor advances ``cur_tick``.
   An exit event is returned to the caller, who stops its loop.
 
 Implementation: a binary heap of ``(key, tie, event)`` tuples with lazy
-deletion.  ``key`` packs ``(when, priority)`` into one int (one comparison on
-the hot path); ``tie`` is unique per insertion and is also kept on the event
-(``event._tie``), so an entry is live exactly when the two agree and an event
-is scheduled exactly when ``event._tie is not None``.  Deschedule and
-reschedule only forget the old entry; ``service_one`` skips such stale entries.
+deletion (key and tie encodings: :mod:`tickpar.eventkeys`).  ``tie`` is unique
+per insertion and is also kept on the event (``event._tie``), so an entry is
+live exactly when the two agree (or the entry is one of the event's
+double-schedule duplicates) and an event is scheduled exactly when
+``event._tie is not None``.  Deschedule and reschedule only forget the old
+entry; serving skips such stale entries.  Nothing outside this module reads
+those fields: engines use the primitives below (:class:`Entry`,
+:meth:`EventQueue.pop_bin`, :meth:`EventQueue.put_back`,
+:meth:`EventQueue.serve_until`, :meth:`EventQueue.commit` and
+:class:`BatchQueue`'s deferred mode).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from heapq import heappop, heappush
+from typing import Any, NamedTuple
+
+from tickpar.eventkeys import PRIO_BITS, PRIO_OFFSET, UNSOURCED_BASE, canonical_source, key_when
 
 __all__ = [
     "ORDERS",
+    "BatchQueue",
+    "Deferred",
+    "Entry",
     "Event",
+    "EventNotFound",
     "EventQueue",
+    "Op",
     "Priority",
     "SchedulingError",
     "Violation",
+    "canonical_source",
 ]
 
 ORDERS = ("gem5", "canonical")
-
-# Priorities are int8 in gem5; packing them into the heap key needs them non-negative.
-_PRIO_OFFSET = 128
-_PRIO_BITS = 8
-# Canonical tie = source id << _SRC_BITS | source sequence number.
-_SRC_BITS = 40
 
 
 class Priority(IntEnum):
@@ -112,6 +143,23 @@ class SchedulingError(RuntimeError):
         super().__init__(_describe(op, event, when, cur_tick, reason))
 
 
+class EventNotFound(RuntimeError):
+    """gem5's ``panic("event not found!")`` in ``EventQueue::remove``: never compiled out.
+
+    Raised (whatever ``checks`` says) when ``deschedule`` is asked to remove an
+    event that is not in the queue; ``str()`` starts with gem5's message.
+    Attributes: ``event`` (its name), ``when`` and ``cur_tick``.
+    """
+
+    MESSAGE = "event not found!"
+
+    def __init__(self, event: Event, cur_tick: int) -> None:
+        self.event = event.name
+        self.when = event.when
+        self.cur_tick = cur_tick
+        super().__init__(f"{self.MESSAGE} (deschedule({self.event}, when={self.when}) with cur_tick={cur_tick})")
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
     """One assertion that would have failed, recorded because the queue has ``checks=False``."""
@@ -159,6 +207,7 @@ class Event:
     __slots__ = (
         "__weakref__",
         "_callback",
+        "_dups",
         "_is_exit",
         "_managed",
         "_name",
@@ -186,11 +235,14 @@ class Event:
         self._callback = callback
         self._name = name if name is not None else f"Event_{next(_instance_counter)}"
         self._priority = priority
-        self._pkey = priority + _PRIO_OFFSET
+        self._pkey = priority + PRIO_OFFSET
         self._when = 0
-        self._tie: int | None = None
+        #: The tie of the event's entry (an int), a pending :class:`Op` during a deferred batch, or None.
+        self._tie: Any = None
         #: The tie of the entry ``deschedule`` left behind in a heap (lazy deletion).
-        self._stale: int | None = None
+        self._stale: Any = None
+        #: Ties of further live entries left by double schedules with ``checks=False`` (else None).
+        self._dups: list[Any] | None = None
         self._squashed = False
         self._is_exit = is_exit
         self._managed = managed
@@ -248,31 +300,107 @@ class Event:
         return f"<Event {self._name} when={self._when} prio={self._priority} {state}>"
 
 
-def canonical_source(source_id: int, seq: int) -> int:
-    """The canonical tie key of the ``seq``-th insertion made by source ``source_id``."""
-    return (source_id << _SRC_BITS) | seq
+def _is_live(event: Event, tie: Any) -> bool:
+    """True when the entry (or pending op) ``tie`` of ``event`` is still one the queue will serve."""
+    if _same(event._tie, tie):
+        return True
+    dups = event._dups
+    return dups is not None and any(_same(d, tie) for d in dups)
+
+
+def _same(held: Any, tie: Any) -> bool:
+    # Ties are ints (compared by value); pending ops are compared by identity (two may be equal tuples).
+    return held is tie or (tie.__class__ is int and held == tie)
+
+
+def _forget_dup(event: Event, tie: Any) -> None:
+    dups = event._dups
+    assert dups is not None
+    for i, d in enumerate(dups):
+        if _same(d, tie):
+            del dups[i]
+            break
+    if not dups:
+        event._dups = None
+
+
+class Entry(NamedTuple):
+    """One queue entry taken out by :meth:`EventQueue.pop_bin`: ``(key, tie, event)``."""
+
+    key: int
+    tie: int
+    event: Event
+
+    @property
+    def live(self) -> bool:
+        """True while nothing (deschedule, reschedule, serving) has retired this entry."""
+        event = self[2]
+        return event._tie == self[1] or (event._dups is not None and _is_live(event, self[1]))
+
+
+class Op(NamedTuple):
+    """One heap insertion deferred during a batch: ``(event, when, source)``.
+
+    The op object itself marks the event as scheduled by it until
+    :meth:`EventQueue.commit` gives it its real tie.
+    """
+
+    event: Event
+    when: int
+    source: int | None
+
+    @property
+    def live(self) -> bool:
+        """True while this insertion is the event's (or one of its duplicate) pending entries."""
+        return _is_live(self.event, self)
+
+    @property
+    def key(self) -> int:
+        return (self.when << PRIO_BITS) + self.event._pkey
+
+
+_new_entry = tuple.__new__
 
 
 class EventQueue:
     """One gem5 ``EventQueue``: its own ``cur_tick`` and a (when, priority)-ordered queue.
 
     ``order`` is ``"gem5"`` or ``"canonical"`` (see the module docstring).
-    ``checks=False`` turns the assertions into recorded :attr:`violations`.
-    ``cur_tick`` is a plain attribute, as gem5's ``setCurTick`` is a plain
-    store with no monotonicity check; model code reads it as "now".
+    ``checks=False`` turns the assertions into recorded :attr:`violations` and
+    gem5's compiled-out behaviour.  ``debug_invariants`` runs
+    :meth:`check_invariants` after every :meth:`commit` and raises on a
+    problem.  ``cur_tick`` is a plain attribute, as gem5's ``setCurTick`` is a
+    plain store with no monotonicity check; model code reads it as "now".
     """
 
-    __slots__ = ("_canonical", "_heap", "_size", "checks", "cur_tick", "name", "order", "violations")
+    __slots__ = (
+        "_canonical",
+        "_heap",
+        "_size",
+        "checks",
+        "cur_tick",
+        "debug_invariants",
+        "name",
+        "order",
+        "violations",
+    )
 
-    def __init__(self, name: str = "main", order: str = "gem5", checks: bool = True) -> None:
+    #: The slot descriptor that stores ``cur_tick``, for subclasses that turn reads of
+    #: ``cur_tick`` into a property (split's interleave executor) and still need the value.
+    tick_slot: Any
+
+    def __init__(
+        self, name: str = "main", order: str = "gem5", checks: bool = True, debug_invariants: bool = False
+    ) -> None:
         if order not in ORDERS:
             raise ValueError(f"order {order!r} is not allowed: choose one of {', '.join(ORDERS)}")
         self.name = name
         self.order = order
         self.checks = bool(checks)
+        self.debug_invariants = bool(debug_invariants)
         self.cur_tick = 0
         self.violations: list[Violation] = []
-        self._heap: list[tuple[int, int, Event]] = []
+        self._heap: list[tuple[int, Any, Event]] = []
         self._size = 0
         self._canonical = order == "canonical"
 
@@ -283,18 +411,29 @@ class EventQueue:
             raise SchedulingError(op, event, when, self.cur_tick, reason)
         self.violations.append(Violation(op, event._name, when, self.cur_tick, reason))
 
+    def _refuse_reused_source(self, event: Event, tie: Any) -> None:
+        """Canonical order: a source key an entry of this event still carries would make it look live again."""
+        if tie == event._tie or tie == event._stale or (event._dups is not None and tie in event._dups):
+            raise ValueError(f"{event._name}: canonical source key reused on reinsertion")
+
     def _next_tie(self, event: Event) -> int:
         # gem5: LIFO among equal keys, so later insertions get smaller ties.
         seq = _next_insertion()
         if self._canonical:
             source = event.source
             if source is None:
-                return seq - (1 << 62)
-            if source == event._tie or source == event._stale:
-                # The old entry would look live again: the scheduler must stamp a new key.
-                raise ValueError(f"{event._name}: canonical source key reused on reinsertion")
+                return UNSOURCED_BASE + seq
+            self._refuse_reused_source(event, source)
             return source
         return -seq
+
+    @staticmethod
+    def _keep_duplicate(event: Event, old: Any) -> None:
+        """checks=False double schedule: the old entry stays live beside the new one (gem5 links it twice)."""
+        if event._dups is None:
+            event._dups = [old]
+        else:
+            event._dups.append(old)
 
     # -- gem5 API ----------------------------------------------------------------------
     def schedule(self, event: Event, when: int) -> None:
@@ -309,17 +448,17 @@ class EventQueue:
         if self._canonical:
             tie = event.source
             if tie is None:
-                tie = seq - (1 << 62)
-            elif tie == old or tie == event._stale:
-                # An old entry with this tie is still in a heap and would look live again.
-                raise ValueError(f"{event._name}: canonical source key reused on reinsertion")
+                tie = UNSOURCED_BASE + seq
+            elif tie == old or tie == event._stale or event._dups is not None:
+                self._refuse_reused_source(event, tie)
         else:
             tie = -seq
-        if old is None:
-            self._size += 1
+        if old is not None:
+            self._keep_duplicate(event, old)
+        self._size += 1
         event._when = when
         event._tie = tie
-        heappush(self._heap, ((when << _PRIO_BITS) + event._pkey, tie, event))
+        heappush(self._heap, ((when << PRIO_BITS) + event._pkey, tie, event))
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         """gem5 ``reschedule``: move ``event`` to ``when``; with ``always`` it may be unscheduled."""
@@ -333,15 +472,21 @@ class EventQueue:
         event._squashed = False
         event._when = when
         event._tie = tie
-        heappush(self._heap, ((when << _PRIO_BITS) + event._pkey, tie, event))
+        heappush(self._heap, ((when << PRIO_BITS) + event._pkey, tie, event))
 
     def deschedule(self, event: Event) -> None:
         """gem5 ``deschedule``: take a scheduled event out; clears Squashed and Scheduled."""
-        if event._tie is None:
+        tie = event._tie
+        if tie is None:
             self._fail("deschedule", event, event._when, "not-scheduled")
-            return
-        event._stale = event._tie
-        event._tie = None
+            dups = event._dups
+            if dups is None:
+                raise EventNotFound(event, self.cur_tick)
+            tie = dups[-1]  # found: a double schedule left it queued without its Scheduled flag
+            _forget_dup(event, tie)
+        else:
+            event._tie = None
+        event._stale = tie
         event._squashed = False
         self._size -= 1
         if event._managed:
@@ -355,9 +500,11 @@ class EventQueue:
         """
         heap = self._heap
         while True:
-            _key, tie, event = heappop(heap)
+            key, tie, event = heappop(heap)
             if event._tie == tie:
                 break
+            if event._dups is not None and _is_live(event, tie):
+                return self._serve_duplicate(key, tie, event)
         event._tie = None
         self._size -= 1
         if event._squashed:
@@ -380,9 +527,14 @@ class EventQueue:
         """
         heap = self._heap
         while self._size:
-            _key, tie, event = heappop(heap)
+            key, tie, event = heappop(heap)
             if event._tie != tie:
-                continue  # stale entry of a descheduled or rescheduled event
+                # A stale entry of a descheduled or rescheduled event, or a double schedule's duplicate.
+                if event._dups is not None and _is_live(event, tie):
+                    done = self._serve_duplicate(key, tie, event)
+                    if done is not None:
+                        return done
+                continue
             event._tie = None
             self._size -= 1
             if event._squashed:
@@ -395,6 +547,25 @@ class EventQueue:
             if event._managed and event._tie is None:
                 event.release()
         return None
+
+    def _serve_duplicate(self, key: int, tie: Any, event: Event) -> Event | None:
+        """Serve the older entry of a double-scheduled event at its own tick (see the module docstring)."""
+        _forget_dup(event, tie)
+        self._size -= 1
+        when = key_when(key)
+        if not event._squashed:
+            self.cur_tick = when
+        return self._execute_duplicate(event, when)
+
+    def _execute_duplicate(self, event: Event, when: int) -> Event | None:
+        """``execute_popped`` for an older entry: ``when`` reads the entry's own tick while it runs."""
+        primary, primary_when = event._tie, event._when
+        event._when = when
+        try:
+            return self.execute_popped(event)
+        finally:
+            if primary is not None and event._tie is primary:
+                event._when = primary_when  # the newer entry is still queued at its own tick
 
     def service_events(self, when: int) -> None:
         """gem5 ``serviceEvents``: service every head with ``when <= when``, then set ``cur_tick``.
@@ -413,28 +584,33 @@ class EventQueue:
     def __len__(self) -> int:
         return self._size
 
-    def _drop_stale_head(self) -> None:
+    def _live_head(self) -> tuple[int, Any, Event] | None:
         heap = self._heap
-        while heap and heap[0][2]._tie != heap[0][1]:
+        while heap:
+            entry = heap[0]
+            if _is_live(entry[2], entry[1]):
+                return entry
             heappop(heap)
+        return None
 
     def peek(self) -> Event | None:
         """The head event (squashed or not), or ``None`` when empty."""
-        self._drop_stale_head()
-        return self._heap[0][2] if self._heap else None
+        head = self._live_head()
+        return head[2] if head is not None else None
 
     def next_tick(self) -> int:
         """The head's ``when`` (a squashed head counts); ``IndexError`` when empty."""
-        self._drop_stale_head()
-        return self._heap[0][2]._when
+        head = self._live_head()
+        if head is None:
+            raise IndexError("next_tick() of an empty event queue")
+        return key_when(head[0])
 
     def next_key(self) -> tuple[int, int] | None:
         """The head's ``(when, priority)``, or ``None`` when empty."""
-        self._drop_stale_head()
-        if not self._heap:
+        head = self._live_head()
+        if head is None:
             return None
-        head = self._heap[0][2]
-        return head._when, head._priority
+        return key_when(head[0]), head[2]._priority
 
     # -- primitives for strategies that split popping from executing -----------------
     def pop_next(self, advance: bool = True) -> Event:
@@ -446,10 +622,14 @@ class EventQueue:
         """
         heap = self._heap
         while True:
-            _key, tie, event = heappop(heap)
+            key, tie, event = heappop(heap)
             if event._tie == tie:
+                event._tie = None
                 break
-        event._tie = None
+            if event._dups is not None and _is_live(event, tie):
+                _forget_dup(event, tie)
+                event._when = key_when(key)
+                break
         self._size -= 1
         if advance:
             self.cur_tick = event._when
@@ -467,7 +647,7 @@ class EventQueue:
             event.process()
             if event._is_exit:
                 return event
-        if event._managed and event._tie is None:
+        if event._managed and event._tie is None and event._dups is None:
             event.release()
         return None
 
@@ -475,30 +655,309 @@ class EventQueue:
         """gem5 ``setCurTick``: a plain store, no monotonicity check."""
         self.cur_tick = when
 
+    # -- primitives for engines that run a whole bin at once -------------------------------
+    def head(self) -> Entry | None:
+        """The live head entry (not removed), or ``None`` when empty."""
+        head = self._live_head()
+        return None if head is None else _new_entry(Entry, head)
+
+    def pop_bin(self) -> list[Entry]:
+        """Take every live entry of the head ``(when, priority)`` bin out of the heap, in service order.
+
+        The events stay scheduled (and counted in ``len``): an engine runs them
+        with :meth:`BatchQueue.run_entry`, or gives them back with
+        :meth:`put_back`.  Stale entries met on the way are dropped.
+        """
+        heap = self._heap
+        head = self._live_head()
+        if head is None:
+            return []
+        key = head[0]
+        out = []
+        while heap and heap[0][0] == key:
+            entry = heappop(heap)
+            event = entry[2]
+            if event._tie == entry[1] or (event._dups is not None and _is_live(event, entry[1])):
+                out.append(_new_entry(Entry, entry))
+        return out
+
+    def put_back(self, entries: Iterable[Entry]) -> None:
+        """Return entries taken by :meth:`pop_bin`: same keys, same ties, so the same order as before."""
+        heap = self._heap
+        for entry in entries:
+            heappush(heap, entry)
+
+    def serve_until(self, key: int) -> Event | None:
+        """``service_one`` while the head's packed key (:func:`~tickpar.eventkeys.pack_key`) is ``<= key``.
+
+        Returns the exit event that stopped it, or ``None`` when the head is
+        past ``key`` or the queue is empty.
+        """
+        while self._size:
+            head = self._live_head()
+            if head is None or head[0] > key:
+                return None
+            done = self.service_one()
+            if done is not None:
+                return done
+        return None
+
+    def commit(self, ops: Iterable[Op], size_delta: int = 0, ties: Iterable[int] | None = None) -> int:
+        """Make deferred insertions real, in the given order; returns how many were inserted.
+
+        Each op gets the tie its insertion has in this position (gem5: the next
+        insertion number; canonical: its source key), or the matching value of
+        ``ties`` when given.  Only ops still live get a heap entry; the others
+        (overridden by a later op, descheduled, or already run by the engine)
+        still use up their insertion number, as in the sequential run.
+        ``size_delta`` is the change in queued events the deferred operations
+        made (:attr:`Deferred.size_delta`, summed).
+        """
+        heap = self._heap
+        canonical = self._canonical
+        tie_iter = iter(ties) if ties is not None else None
+        inserted = 0
+        for op in ops:
+            event = op[0]
+            if tie_iter is not None:
+                tie = next(tie_iter)
+            else:
+                seq = _next_insertion()
+                if canonical:
+                    source = op[2]
+                    tie = UNSOURCED_BASE + seq if source is None else source
+                else:
+                    tie = -seq
+            if event._tie is op:
+                event._tie = tie
+            elif event._dups is not None and _is_live(event, op):
+                _forget_dup(event, op)
+                self._keep_duplicate(event, tie)
+            else:
+                continue
+            heappush(heap, ((op[1] << PRIO_BITS) + event._pkey, tie, event))
+            inserted += 1
+        self._size += size_delta
+        if self.debug_invariants:
+            problems = self.check_invariants()
+            if problems:
+                raise AssertionError(f"{self.name}: queue invariants broken after commit: {'; '.join(problems)}")
+        return inserted
+
     # -- invariants (gem5 debugVerify) -------------------------------------------------------
     def check_invariants(self) -> list[str]:
         """Problems with the queue's state, as gem5's ``debugVerify`` reports them; [] if none."""
         problems = []
-        live = [(k, t, e) for (k, t, e) in self._heap if e._tie == t]
+        live = [(k, t, e) for (k, t, e) in self._heap if _is_live(e, t)]
         if len(live) != self._size:
             problems.append(f"queue size {self._size} but {len(live)} live entries")
         seen: set[int] = set()
-        for key, _tie, event in live:
+        for key, tie, event in live:
+            if event._tie != tie:
+                continue  # a double schedule's older entry: the event is legitimately queued twice
             if id(event) in seen:
                 problems.append(f"Node already seen: {event.name}")
             seen.add(id(event))
             if event._when < self.cur_tick:
                 problems.append(f"time goes backwards!: {event.name} at {event._when} < cur_tick {self.cur_tick}")
-            if key != (event._when << _PRIO_BITS) + event._pkey:
+            if key != (event._when << PRIO_BITS) + event._pkey:
                 problems.append(f"priority inverted!: {event.name} key does not match (when, priority)")
         return problems
 
     def pending(self) -> list[Event]:
         """Queued events in service order (for tests and debugging; O(n log n))."""
-        return [e for (_k, _t, e) in sorted(self._heap, key=lambda x: (x[0], x[1])) if e._tie == _t]
+        return [e for (_k, t, e) in sorted(self._heap, key=lambda x: (x[0], x[1])) if _is_live(e, t)]
 
     def __repr__(self) -> str:
         return f"<EventQueue {self.name} cur_tick={self.cur_tick} size={self._size} order={self.order}>"
+
+
+EventQueue.tick_slot = EventQueue.__dict__["cur_tick"]
+
+
+class Deferred:
+    """One worker's share of a batch in :class:`BatchQueue`'s deferred mode.
+
+    What the kernel fills in while the worker's thread defers into it:
+
+    * ``ops``: every insertion (:class:`Op`), in call order;
+    * ``execs``: ``(key, tie, first op index)`` per event run through
+      :meth:`BatchQueue.run_entry`/:meth:`BatchQueue.run_op`;
+    * ``violations``: ``(exec index, Violation)`` with ``checks=False``;
+    * ``size_delta``: the change in queued events, for :meth:`EventQueue.commit`.
+
+    ``on_op(event, op)`` is the engine's hook: called for a deschedule
+    (``op`` None) and for every insertion at a key ``<= limit_key`` (a
+    zero-delay child of the batch), when the event's class is not
+    ``plain_class``.  Insertions of ``plain_class`` events (one-shot
+    messages, which nobody else holds) above ``limit_key`` are only logged.
+    """
+
+    __slots__ = ("execs", "limit_key", "on_op", "ops", "plain_class", "size_delta", "violations")
+
+    def __init__(
+        self,
+        limit_key: int,
+        plain_class: type | None = None,
+        on_op: Callable[[Event, Op | None], None] | None = None,
+    ) -> None:
+        self.limit_key = limit_key
+        self.plain_class = plain_class
+        self.on_op = on_op
+        self.ops: list[Op] = []
+        self.execs: list[tuple[int, Any, int]] = []
+        self.violations: list[tuple[int, Violation]] = []
+        self.size_delta = 0
+
+
+class _DeferTarget(threading.local):
+    sink: Deferred | None = None
+
+
+class BatchQueue(EventQueue):
+    """An :class:`EventQueue` whose schedule/reschedule/deschedule can be deferred, per thread.
+
+    Outside :meth:`defer_to` it is a plain gem5 queue.  While a thread defers
+    into a :class:`Deferred`, its operations check gem5's assertions against
+    ``cur_tick`` and the event's state at once (as the sequential run would:
+    ``scheduled``, ``when`` and Squashed change immediately, so
+    check-then-act code sees what it would see sequentially), but the heap is
+    not touched: insertions become :class:`Op` records, handed over with
+    :meth:`commit` after the batch in the order the engine chooses.  Entries
+    taken with :meth:`pop_bin` still count as scheduled until they run, so a
+    handler may reschedule or deschedule them.
+    """
+
+    __slots__ = ("_target",)
+
+    def __init__(
+        self, name: str = "main", order: str = "gem5", checks: bool = True, debug_invariants: bool = False
+    ) -> None:
+        super().__init__(name, order=order, checks=checks, debug_invariants=debug_invariants)
+        self._target = _DeferTarget()
+
+    def defer_to(self, sink: Deferred | None) -> None:
+        """Defer the calling thread's operations into ``sink`` (``None``: back to the plain queue)."""
+        self._target.sink = sink
+
+    def _dfail(self, d: Deferred, op: str, event: Event, when: int, reason: str) -> None:
+        if self.checks:
+            raise SchedulingError(op, event, when, self.cur_tick, reason)
+        d.violations.append((len(d.execs) - 1, Violation(op, event._name, when, self.cur_tick, reason)))
+
+    def _deferred_insert(self, d: Deferred, event: Event, when: int) -> None:
+        op = _new_entry(Op, (event, when, event.source))
+        event._tie = op
+        d.ops.append(op)
+        if d.on_op is not None and (
+            event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key
+        ):
+            d.on_op(event, op)
+
+    def schedule(self, event: Event, when: int) -> None:
+        d = self._target.sink
+        if d is None:
+            EventQueue.schedule(self, event, when)
+            return
+        if when < self.cur_tick:
+            self._dfail(d, "schedule", event, when, "past")
+        old = event._tie
+        if old is not None:
+            self._dfail(d, "schedule", event, when, "already-scheduled")
+        if self._canonical and event.source is not None:
+            self._refuse_reused_source(event, event.source)
+        if old is not None:
+            self._keep_duplicate(event, old)
+        d.size_delta += 1
+        event._when = when
+        # _deferred_insert, inlined: one call less per message a batch sends.
+        op = _new_entry(Op, (event, when, event.source))
+        event._tie = op
+        d.ops.append(op)
+        if d.on_op is not None and (
+            event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key
+        ):
+            d.on_op(event, op)
+
+    def reschedule(self, event: Event, when: int, always: bool = False) -> None:
+        d = self._target.sink
+        if d is None:
+            EventQueue.reschedule(self, event, when, always)
+            return
+        if when < self.cur_tick:
+            self._dfail(d, "reschedule", event, when, "past")
+        if event._tie is None:
+            if not always:
+                self._dfail(d, "reschedule", event, when, "not-scheduled")
+            d.size_delta += 1
+        if self._canonical and event.source is not None:
+            self._refuse_reused_source(event, event.source)
+        event._squashed = False
+        event._when = when
+        self._deferred_insert(d, event, when)
+
+    def deschedule(self, event: Event) -> None:
+        d = self._target.sink
+        if d is None:
+            EventQueue.deschedule(self, event)
+            return
+        tie = event._tie
+        if tie is None:
+            self._dfail(d, "deschedule", event, event._when, "not-scheduled")
+            if event._dups is None:
+                raise EventNotFound(event, self.cur_tick)
+            tie = event._dups[-1]
+            _forget_dup(event, tie)
+        if d.on_op is not None and event.__class__ is not d.plain_class:
+            d.on_op(event, None)
+        event._tie = None if event._tie is tie else event._tie
+        # A pending op would have been in the heap with its source key as tie (canonical order).
+        event._stale = tie[2] if isinstance(tie, Op) else tie
+        event._squashed = False
+        d.size_delta -= 1
+        if event._managed:
+            event.release()
+
+    def run_entry(self, d: Deferred, entry: Entry) -> bool:
+        """Run a :meth:`pop_bin` entry on the calling (deferring) thread if it is still live.
+
+        Returns whether it ran (an entry a handler descheduled or rescheduled
+        is not live any more); the run is logged in ``d.execs``.  Exit events
+        are not for batches: one would run like any other event here.
+        """
+        event = entry[2]
+        tie = entry[1]
+        if event._tie == tie:
+            event._tie = None
+        elif event._dups is not None and _is_live(event, tie):
+            _forget_dup(event, tie)
+            d.execs.append((entry[0], tie, len(d.ops)))
+            d.size_delta -= 1
+            self._execute_duplicate(event, key_when(entry[0]))
+            return True
+        else:
+            return False
+        d.execs.append((entry[0], tie, len(d.ops)))
+        d.size_delta -= 1
+        # execute_popped, inlined (the per-event path of a batch)
+        if event._squashed:
+            event._squashed = False
+        else:
+            event.process()
+        if event._managed and event._tie is None and event._dups is None:
+            event.release()
+        return True
+
+    def run_op(self, d: Deferred, op: Op, key: int, tie: int) -> Event | None:
+        """Run a live deferred insertion now (a zero-delay child), logged in ``d`` at ``(key, tie)``."""
+        event = op[0]
+        d.execs.append((key, tie, len(d.ops)))
+        d.size_delta -= 1
+        if event._tie is op:
+            event._tie = None
+            return self.execute_popped(event)
+        _forget_dup(event, op)
+        return self._execute_duplicate(event, op[1])
 
 
 def _quicken_run_loop() -> None:
@@ -515,4 +974,3 @@ def _quicken_run_loop() -> None:
 
 
 _quicken_run_loop()
-

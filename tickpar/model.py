@@ -21,11 +21,12 @@ in: a handler is a method ``handler(self, payload)`` that reads
 Everything a component processes is folded into its digest in order:
 ``(when, priority, event-name id, payload)`` per event, and
 ``(when, "call", method id, args)`` per direct call received; the oracle adds
-the final :meth:`Component.state`.  Payloads and state must be built from
-ints, floats, bools and tuples of them: Python's ``hash`` of those is the same
-in every process, which is what lets process and MPI backends be compared
-with a threaded run.  (``None`` and ``str`` hash differently per process in
-CPython 3.11, so payloads use ``0`` for "nothing".)
+the final :meth:`Component.state`.  The fold (:mod:`tickpar.digests`) keeps
+distinct values and distinct types apart (``-1``/``-2``, ``1``/``1.0``/``True``)
+and is the same in every process and under every ``PYTHONHASHSEED``, which is
+what lets process and MPI backends be compared with a threaded run.  Payloads
+and state are built from ints, floats, bools, strs, bytes, ``None`` and tuples
+of them; a plain non-negative int payload (below ``2**60``) is the fast case.
 
 A model is built by a workload plugin as a pure function of (params, seed);
 strategies then :meth:`Model.bind` components to event queues and call
@@ -43,6 +44,7 @@ from threading import get_ident
 from time import perf_counter
 from typing import Any
 
+from tickpar.digests import NAME_ID_BITS, event_id, fold_record
 from tickpar.eventq import Event, EventQueue, Priority, canonical_source
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
 ]
 
 _CALL_PRIORITY = -129  # below any event priority: marks a direct call in the digest
+_COMPACT = (1 << 30) - 1  # ticks and int payloads below this fold inline; the rest through fold_record
 
 
 def derive_seed(seed: int, name: str) -> int:
@@ -94,8 +97,8 @@ class ModelEvent(Event):
         self.component = component
         self.handler = handler
         self.payload: Any = 0
-        #: The event's name and priority as one int (they never change), hashed into digests.
-        self.eid = hash((component.model.name_id(name), self._priority))
+        #: The event's name and priority as one digest lane (they never change; see tickpar.digests).
+        self.eid = event_id(component.model.name_id(name), self._priority)
 
     def process(self) -> None:
         # The per-event hot path: record (when, priority, name id, payload), then run the handler.
@@ -104,7 +107,11 @@ class ModelEvent(Event):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        comp.digest = hash((comp.digest, when, self.eid, payload))
+        # A fast record (tickpar.digests); the bound is one CPython digit, so the compares stay specialised.
+        if type(payload) is int and -1 < payload < _COMPACT > when > -1:
+            comp.digest = hash((comp.digest, when, self.eid, payload))
+        else:
+            comp.digest = fold_record(comp.digest, when, self.eid, payload)
         self.handler(payload)
 
 
@@ -128,7 +135,11 @@ class MessageEvent(ModelEvent):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        comp.digest = hash((comp.digest, when, self.eid, payload))
+        # A fast record (tickpar.digests); the bound is one CPython digit, so the compares stay specialised.
+        if type(payload) is int and -1 < payload < _COMPACT > when > -1:
+            comp.digest = hash((comp.digest, when, self.eid, payload))
+        else:
+            comp.digest = fold_record(comp.digest, when, self.eid, payload)
         self.handler(payload)
         self._free.append(self)
 
@@ -142,16 +153,14 @@ class _RaceGuard:
         comp = self.component  # type: ignore[attr-defined]
         model = comp.model
         me = model.worker_id()
-        occupant = comp._occupant
-        if occupant is None:
-            comp._occupant = me
-        elif occupant != me:
+        occupant = comp.claim(me)
+        if occupant is not None and occupant != me:
             model.note_race(comp, self, f"worker {me} entered while worker {occupant} was inside")
         try:
             super().process()  # type: ignore[misc]
         finally:
             if occupant is None:
-                comp._occupant = None
+                comp.release()
 
 
 class _Traced:
@@ -189,13 +198,16 @@ class _DagRecorded:
     __slots__ = ()
 
     def process(self) -> None:
+        # Read the event's own fields before the handler runs: a handler may reschedule this very
+        # event (a CPU's tickEvent, a port's send event) and a message event is recycled at the end
+        # of process(), either of which overwrites when, priority and source.
         comp = self.component  # type: ignore[attr-defined]
         first = comp._seq
+        key = (comp.id, self._when, self._priority, self.source)  # type: ignore[attr-defined]
         started = perf_counter()
         super().process()  # type: ignore[misc]
         cost = perf_counter() - started
-        source = self.source  # type: ignore[attr-defined]
-        comp.model.dag.append((comp.id, self._when, self._priority, source, first, comp._seq, cost))  # type: ignore[attr-defined]
+        comp.model.dag.append((*key, first, comp._seq, cost))  # type: ignore[attr-defined]
 
 
 def _event_classes(
@@ -352,22 +364,56 @@ class Component:
         """Send ``payload`` through ``link``; it arrives at ``cur_tick + latency + delay``."""
         link.send(payload, delay)
 
+    # -- ownership (who is inside the component) ------------------------------------------
+    @property
+    def occupant(self) -> object:
+        """The worker inside this component now (``None``: nobody), as set by :meth:`claim`."""
+        return self._occupant
+
+    def claim(self, owner: object) -> object:
+        """Enter as ``owner``: take the component if nobody is inside; return who was inside before.
+
+        ``None`` means the claim took it (the caller releases it later);
+        ``owner`` itself means it already held it; anything else is another
+        worker inside (a race for the caller to report).  Not atomic: callers
+        that claim from several threads serialise their claims.
+        """
+        occupant = self._occupant
+        if occupant is None:
+            self._occupant = owner
+        return occupant
+
+    def release(self) -> None:
+        """Leave the component (undo a claim that returned ``None``)."""
+        self._occupant = None
+
     def call(self, peer: Component, method: str, *args: Any) -> Any:
-        """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest."""
+        """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest.
+
+        Who may enter ``peer`` is checked by the model's :attr:`Model.call_guard`
+        when a strategy installs one, else by the worker-occupancy check
+        (:meth:`claim` with ``model.worker_id()``).
+        """
         model = self.model
         if peer.queue is not self.queue:
             model.note_race(peer, None, f"direct call {self.name}->{peer.name}.{method} across event queues")
-        me = model.worker_id()
-        occupant = peer._occupant
-        if occupant is None:
-            peer._occupant = me
-        elif occupant != me:
-            model.note_race(peer, None, f"direct call from {self.name}: worker {me} entered while {occupant} inside")
+        guard = model.call_guard
+        if guard is not None:
+            guard(self, peer, method)
+            occupant: object = True  # the guard owns the bookkeeping: nothing to release here
+        else:
+            me = model.worker_id()
+            occupant = peer.claim(me)
+            if occupant is not None and occupant != me:
+                model.note_race(
+                    peer, None, f"direct call from {self.name}: worker {me} entered while {occupant} inside"
+                )
         when = self.when
         saved_when = peer.when
         peer.when = when
         peer.count += 1
-        peer.digest = hash((peer.digest, when, _CALL_PRIORITY, model.name_id(f"{peer.name}:{method}"), args))
+        call_id = event_id(model.name_id(f"{peer.name}:{method}"), _CALL_PRIORITY)
+        peer.digest = fold_record(peer.digest, when, call_id, args)
         if peer.trace is not None:
             peer.trace.append((when, _CALL_PRIORITY, f"{peer.name}:{method}", args))
         try:
@@ -375,7 +421,7 @@ class Component:
         finally:
             peer.when = saved_when
             if occupant is None:
-                peer._occupant = None
+                peer.release()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} id={self.id}>"
@@ -419,7 +465,12 @@ class Model:
         #: Returns the identity of the worker running now; executors that interleave
         #: simulated workers on one thread replace it.
         self.worker_id: Callable[[], object] = get_ident
+        #: Set by a strategy that decides itself who may enter a component through a direct call:
+        #: ``call_guard(caller, peer, method)`` runs before every :meth:`Component.call` enters ``peer``,
+        #: instead of the worker-occupancy check (it reports races through :meth:`note_race`).
+        self.call_guard: Callable[[Component, Component, str], None] | None = None
         self._name_ids: dict[str, int] = {}
+        self._id_names: dict[int, str] = {}
         self._started = False
 
     # -- building ----------------------------------------------------------------------
@@ -431,12 +482,20 @@ class Model:
         return len(self.components) - 1
 
     def name_id(self, name: str) -> int:
-        """A stable small integer for an event or method name (digests hash ints, not str)."""
+        """A stable integer below ``2**51`` for an event or method name, unique within the model.
+
+        Ids come from the name itself, not from first use, so every process
+        agrees; two names of one model that would share an id are refused
+        (a ``ValueError``; at 51 bits, about one model in 10**9 with 1,000 names).
+        """
         ids = self._name_ids
         found = ids.get(name)
         if found is None:
-            # Ids come from the name itself, not from first use, so any process agrees.
-            found = int.from_bytes(hashlib.sha256(name.encode()).digest()[:7], "little")
+            digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()
+            found = int.from_bytes(digest[:8], "little") >> (64 - NAME_ID_BITS)
+            other = self._id_names.setdefault(found, name)
+            if other != name:
+                raise ValueError(f"event names {other!r} and {name!r} share a digest id: rename one")
             ids[name] = found
         return found
 

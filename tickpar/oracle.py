@@ -23,6 +23,14 @@ Precedence when several apply: crash, timeout, deadlock (the run did not
 finish), then a raised causality error, then race, then diverged, then counted
 violations with digests that happen to match (still ``causality``: the run
 scheduled in the past), then exact.
+
+Beside the verdict, :func:`errors` says *how far off* a finished run is: the
+relative error against golden of the final tick, of the event count, and of
+each statistic the workload declares (``record.statistics``, see
+:meth:`tickpar.plugins.Workload.stats`): ``(got - golden) / |golden|``, signed
+(the absolute difference when the golden value is 0).  An exact run has 0
+everywhere; a ``diverged`` relaxed run keeps its verdict and its errors
+measure the divergence.  A run that did not finish has no errors (``None``).
 """
 
 from __future__ import annotations
@@ -35,7 +43,9 @@ from typing import Any
 from tickpar.eventq import SchedulingError, Violation
 from tickpar.model import Component, Model
 
-__all__ = ["FAILED_RUN", "VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "failure_record", "merge"]
+__all__ = [
+    "FAILED_RUN", "VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "errors", "failure_record", "merge",
+]  # fmt: skip
 
 #: Every verdict, from best to worst (the one list: the report, timing and the tests import it).
 VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash")
@@ -43,9 +53,9 @@ VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "cr
 FAILED_RUN = ("crash", "timeout", "deadlock")
 
 
-def component_digest(comp: Component) -> str:
-    """The component's event digest and final state, as 16 hex digits."""
-    text = repr((comp.count, comp.digest, comp.state()))
+def component_digest(comp: Component, state: Any = None) -> str:
+    """The component's event digest and final state (``state``: its ``state()``, if already taken), 16 hex digits."""
+    text = repr((comp.count, comp.digest, comp.state() if state is None else state))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -62,6 +72,11 @@ class OracleRecord:
     traces: dict[str, list[list[Any]]] | None = None
     failure: dict[str, Any] | None = None
     """Set when the run did not finish: ``{"kind": crash|timeout|deadlock|causality, ...}``."""
+    anatomy: list[dict[str, Any]] | None = None
+    """How a non-exact verdict came about (:mod:`tickpar.anatomy`): steps ``{worker, step, event, when,
+    cur_tick, note}`` ending at the failing operation; ``None`` until explained."""
+    statistics: dict[str, float] = field(default_factory=dict)
+    """The workload's declared statistics of this run (not part of any digest); set by the runner."""
 
     def to_dict(self, with_traces: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -80,6 +95,8 @@ class OracleRecord:
             races=data.get("races", []),
             traces=data.get("traces"),
             failure=data.get("failure"),
+            anatomy=data.get("anatomy"),
+            statistics=dict(data.get("statistics") or {}),
         )
 
 
@@ -96,6 +113,13 @@ def _violation_dict(v: Violation) -> dict[str, Any]:
     return {"op": v.op, "event": v.event, "when": v.when, "cur_tick": v.cur_tick, "reason": v.reason}
 
 
+def _plain(value: Any) -> Any:
+    """A state value as JSON keeps it (tuples as lists), so a record equals itself after a round trip."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def collect(
     model: Model,
     components: Iterable[Component] | None = None,
@@ -108,7 +132,14 @@ def collect(
     final_tick = 0
     events = 0
     for comp in comps:
-        entries[comp.name] = {"id": comp.id, "count": comp.count, "digest": component_digest(comp)}
+        state = comp.state()
+        entries[comp.name] = {
+            "id": comp.id,
+            "count": comp.count,
+            "digest": component_digest(comp, state),
+            "last_tick": comp.when if comp.count else None,
+            "state": _plain(state),
+        }
         events += comp.count
         if comp.count:
             final_tick = max(final_tick, comp.when)
@@ -162,7 +193,12 @@ def failure_record(kind: str, message: str, **detail: Any) -> OracleRecord:
 
 
 def causality_failure(err: SchedulingError, partial: OracleRecord | None = None) -> OracleRecord:
-    """The record of a run stopped by a raised :class:`SchedulingError`."""
+    """The record of a run stopped by a raised :class:`SchedulingError`.
+
+    ``partial``: what the run processed before it stopped (events, final tick);
+    by default the ``partial`` record a strategy attached to the error, if any.
+    """
+    partial = partial or getattr(err, "partial", None)
     detail = {
         "kind": "causality",
         "message": str(err),
@@ -184,9 +220,35 @@ class Verdict:
     kind: str
     reason: str
     divergence: dict[str, Any] | None = None
+    errors: dict[str, float | None] | None = None
+    """Relative errors against golden (see :func:`errors`); ``None`` when the run did not finish."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "reason": self.reason, "divergence": self.divergence}
+        return {"kind": self.kind, "reason": self.reason, "divergence": self.divergence, "errors": self.errors}
+
+
+def relative_error(got: float, golden: float) -> float:
+    """``(got - golden) / |golden|``; the plain difference when golden is 0 (so equal values give 0)."""
+    return (got - golden) / abs(golden) if golden else float(got - golden)
+
+
+def errors(golden: OracleRecord, got: OracleRecord) -> dict[str, float | None] | None:
+    """Relative errors of ``got`` against ``golden``: ``final_tick``, ``events``, then each golden statistic.
+
+    ``None`` when ``got`` did not finish; a statistic missing from ``got`` has
+    error ``None``.  Keys ``final_tick`` and ``events`` come first, then the
+    statistics in the order the workload declares them.
+    """
+    if got.failure is not None:
+        return None
+    out: dict[str, float | None] = {
+        "final_tick": relative_error(got.final_tick, golden.final_tick),
+        "events": relative_error(got.events, golden.events),
+    }
+    for name, expected in golden.statistics.items():
+        value = got.statistics.get(name)
+        out[name] = None if value is None else relative_error(value, expected)
+    return out
 
 
 def first_divergence(golden: OracleRecord, got: OracleRecord) -> dict[str, Any] | None:
@@ -253,12 +315,14 @@ def compare(golden: OracleRecord, got: OracleRecord) -> Verdict:
         if kind not in VERDICTS:
             kind = "crash"
         return Verdict(kind, failure.get("message", kind), None)
+    errs = errors(golden, got)
     if got.races:
         race = got.races[0]
         return Verdict(
             "race",
             f"{len(got.races)} race(s); first in {race['component']} at tick {race['when']}: {race['detail']}",
             first_divergence(golden, got),
+            errs,
         )
     divergence = first_divergence(golden, got)
     note = ""
@@ -269,7 +333,8 @@ def compare(golden: OracleRecord, got: OracleRecord) -> Verdict:
             f"{v['op']}({v['event']}, when={v['when']}) with cur_tick={v['cur_tick']})"
         )
     if divergence is not None:
-        return Verdict("diverged", "first divergence: " + _describe_divergence(divergence) + note, divergence)
+        return Verdict("diverged", "first divergence: " + _describe_divergence(divergence) + note, divergence, errs)
     if got.violations:
-        return Verdict("causality", "digests match but" + note.replace(" (", " ", 1).rstrip(")"), None)
-    return Verdict("exact", f"all {len(golden.components)} component digests match ({golden.events} events)")
+        return Verdict("causality", "digests match but" + note.replace(" (", " ", 1).rstrip(")"), None, errs)
+    reason = f"all {len(golden.components)} component digests match ({golden.events} events)"
+    return Verdict("exact", reason, None, errs)

@@ -13,11 +13,19 @@ Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this
    process/rank for its own partition), binds components to queues, calls
    ``model.start()``, executes, and returns a :class:`StrategyResult`: the
    oracle record (:func:`tickpar.oracle.collect`/``merge``) and its statistics.
-4. The oracle compares the record with the sequential run of the same spec.
+4. The runner adds the workload's declared statistics to the record
+   (:meth:`RunSpec.statistics`, from :meth:`Workload.stats`), and the oracle
+   compares the record with the sequential run of the same spec: a verdict
+   from the digests, and relative errors of the final tick, the event count
+   and each statistic (:func:`tickpar.oracle.errors`).
 
 A strategy may raise :class:`~tickpar.eventq.SchedulingError` (verdict
 ``causality``), :class:`DeadlockError` (``deadlock``) or anything else
-(``crash``); the runner turns each into that cell's verdict.
+(``crash``); the runner turns each into that cell's verdict.  A strategy that
+sets ``err.partial`` (an :class:`~tickpar.oracle.OracleRecord` of what it
+processed) on a ``SchedulingError`` gets those counts in the failure record.
+Given a non-exact verdict, :meth:`Strategy.anatomy` may say how it came about
+(:mod:`tickpar.anatomy` falls back on the record alone).
 """
 
 from __future__ import annotations
@@ -27,16 +35,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord
+from tickpar.oracle import OracleRecord, Verdict
 from tickpar.params import Param, ParamError
-from tickpar.registry import get_registry
+from tickpar.registry import PluginError, get_registry
 from tickpar.work import make_work
 
 __all__ = [
     "BASELINE",
     "STAT_KEYS",
+    "TRAITS",
     "DeadlockError",
     "LookaheadError",
+    "Promise",
     "RunSpec",
     "Strategy",
     "StrategyResult",
@@ -57,12 +67,31 @@ class LookaheadError(RuntimeError):
     """An event crossed logical processes with less latency than the lookahead (verdict ``causality``)."""
 
 
+#: The traits a workload may declare: what decides which verdict a strategy can promise for it.
+#: Strategies read these (never a workload's name); ``tickpar list --json`` shows each workload's.
+TRAITS: dict[str, str] = {
+    "stored_ticks": "handlers schedule events at absolute ticks computed earlier and stored (busy-until, "
+    "ready times, an event's own tick), not only at cur_tick + delay",
+    "direct_calls": "handlers make same-tick direct calls into other components (Component.call)",
+    "several_named_events": "one component processes events of several names (its own events and the "
+    "messages it receives), so a lock per event name is not a lock per component",
+    "many_events_per_tick": "events of several components share (tick, priority) bins all through the run",
+    "zero_latency_links": "some link has latency 0 (a message arrives at the tick it was sent)",
+    "long_run": "hundreds of events per component with several pending at once: a failure window that "
+    "any handler can open is hit in practically every run (what a promised failure needs)",
+}
+
+
 class Workload(abc.ABC):
     """A workload plugin: builds a model as a pure function of (params, seed).
 
     Class attributes: ``name`` (CLI/config name), ``summary`` (one line),
-    ``params`` (the declared parameters); ``plugin_kind`` is how the registry
-    tells a workload class (inherited, never set by a plugin).  Building must not depend on
+    ``params`` (the declared parameters), ``declared_traits`` (names from
+    :data:`TRAITS` that hold for every params; override :meth:`traits` when
+    they depend on the params), ``statistics`` (the named statistics
+    :meth:`stats` returns, each with a one-line description; none by
+    default); ``plugin_kind`` is how the registry tells a workload class
+    (inherited, never set by a plugin).  Building must not depend on
     anything but the params and ``model.seed``: process and MPI backends call
     :meth:`build` in every process and rely on getting the same model.
     """
@@ -71,14 +100,33 @@ class Workload(abc.ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
     params: ClassVar[dict[str, Param]] = {}
+    declared_traits: ClassVar[frozenset[str]] = frozenset()
+    statistics: ClassVar[dict[str, str]] = {}
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Cross-parameter checks on resolved params; raise ParamError with one line."""
         return None
 
+    def traits(self, params: dict[str, Any]) -> frozenset[str]:
+        """The traits (names from :data:`TRAITS`) of the model built from ``params`` (resolved)."""
+        return frozenset(self.declared_traits)
+
     @abc.abstractmethod
     def build(self, model: Model, params: dict[str, Any]) -> None:
         """Create the components and links of ``model`` and set ``model.end_tick``."""
+
+    def stats(self, record: OracleRecord) -> dict[str, float]:
+        """The declared :attr:`statistics` of a finished run, computed from its record.
+
+        ``record.components[name]`` holds each component's ``count`` (events
+        it processed), ``last_tick`` (the tick of its last event, ``None``
+        without events) and ``state`` (its final :meth:`Component.state`,
+        tuples as lists), whichever strategy, process or rank ran it.  The
+        values are not part of any digest: the oracle compares them with the
+        golden run's as relative errors (how far off a relaxed strategy is).
+        Return exactly the declared names.
+        """
+        return {}
 
 
 @dataclass(frozen=True)
@@ -105,6 +153,26 @@ class RunSpec:
         )
         workload.build(model, dict(self.params))
         return model
+
+    def traits(self) -> frozenset[str]:
+        """The workload's traits for these params; an undeclared trait name is a PluginError."""
+        found = frozenset(get_registry().workload(self.workload)().traits(dict(self.params)))
+        unknown = sorted(found - TRAITS.keys())
+        if unknown:
+            raise PluginError(
+                f"workload {self.workload} declares trait {unknown[0]!r}: not one of {', '.join(TRAITS)}"
+            )
+        return found
+
+    def statistics(self, record: OracleRecord) -> dict[str, float]:
+        """The workload's declared statistics of ``record`` (a finished run of this spec)."""
+        workload = get_registry().workload(self.workload)()
+        values = workload.stats(record)
+        if set(values) != set(workload.statistics):
+            raise ValueError(
+                f"workload {self.workload}: stats() returned {sorted(values)}, declared {sorted(workload.statistics)}"
+            )
+        return {name: float(values[name]) for name in workload.statistics}
 
     def with_trace(self, trace: bool = True) -> RunSpec:
         return replace(self, trace=trace)
@@ -151,6 +219,23 @@ def base_stats(workers: int) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Promise:
+    """What a strategy promises for a cell, and what the promise rests on.
+
+    ``verdict``: the promised verdict, or ``None`` (no promise).  ``traits``:
+    the workload traits it comes from (empty when it comes from the strategy's
+    contract alone, e.g. one worker).  ``because``: one line for people.
+    """
+
+    verdict: str | None
+    traits: tuple[str, ...] = ()
+    because: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "traits": list(self.traits), "because": self.because}
+
+
 @dataclass
 class StrategyResult:
     """What :meth:`Strategy.run` returns: the oracle record and the strategy's statistics."""
@@ -188,8 +273,26 @@ class Strategy(abc.ABC):
 
     def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
         """The verdict this strategy promises for the cell (``exact`` by default when the
-        order mode is one it guarantees), or ``None`` when it promises nothing."""
+        order mode is one it guarantees), or ``None`` when it promises nothing.
+
+        A promise reads the workload's traits (``spec.traits()``), never its name.
+        """
         return "exact" if spec.order in self.orders else None
+
+    def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
+        """:meth:`expected_verdict` with what it rests on (override both together, or only this
+        one and derive :meth:`expected_verdict` from it)."""
+        verdict = self.expected_verdict(spec, workers, options)
+        because = f"{self.name}'s contract" if verdict is not None else f"{self.name} promises nothing here"
+        return Promise(verdict, (), because)
+
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """The steps ``{worker, step, event, when, cur_tick, note}`` that led to ``verdict`` (not exact),
+        ending at the failing operation, or ``None`` (then the record alone explains it).  A
+        deterministic strategy may replay the cell with a recorder; a measured run never pays for it."""
+        return None
 
     def uses_processes(self, options: dict[str, Any]) -> bool:
         """True when this run uses worker processes or ranks rather than threads (for scheduling)."""

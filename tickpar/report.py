@@ -1,39 +1,50 @@
 """The report: captioned seaborn figures, findings computed from the data, an environment page, and a PDF.
 
 Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.aggregate`) and
-nothing else, so a report can be rebuilt from the table alone::
+``results/prediction.csv`` (:mod:`tickpar.prediction`), so a report can be
+rebuilt from the tables alone::
 
-    python -m tickpar.report results/summary.csv --outdir results/report --pdf results/report.pdf
+    python -m tickpar.report results/summary.csv --prediction results/prediction.csv \
+        --outdir results/report --pdf results/report.pdf
 
-Figures (one file each, for Snakemake's HTML report, and one page each in the PDF):
+The pages are :data:`PAGES`, in PDF order; figure pages are also written one
+file each, for Snakemake's HTML report:
 
-* ``speedup``: speedup vs workers per workload shape, one line per strategy/variant,
-  the ideal line y = workers; error bars span the seeds' bootstrap intervals; an x
-  marks a point whose run was not exact.
-* ``efficiency``: speedup / workers, ideal 1.
-* ``correctness``: strategy/variant x (workload shape, workers) -> the worst verdict
-  over seeds, as a coloured grid; ``!`` marks a verdict the strategy did not promise,
-  ``*`` a cell whose seeds disagree.
-* ``time_per_event``: mean seconds per event (µs), per strategy and worker count.
-* ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost.
-* ``breakeven``: speedup at the largest timed worker count against the work per event
-  (the ``granularity_param``, ``work_us`` by default); where a line crosses 1 the
-  strategy breaks even.
+* ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
+  computed from the tables, none written by hand;
+* ``environment``: CPU, cores, Python, GIL, work model, versions;
+* ``correctness``: strategy/variant x (workload shape, workers) -> the worst
+  verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
+  did not promise, ``*`` a cell whose seeds disagree;
+* ``speedup``: speedup vs workers per workload shape, one line per
+  strategy/variant, with the bound lines (:mod:`tickpar.report_speed`);
+* ``efficiency``: speedup / workers;
+* ``breakeven``: speedup at the largest timed worker count against the work per
+  event on a log axis; where a line crosses 1 the strategy breaks even;
+* ``scaling``: predicted speedup for P = 1 ... 64, presets ``here`` and
+  ``cxx``, with the measured points on top;
+* ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
+* ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
 
-The findings are sentences computed from the table (which strategies were exact,
-the best speedup and where, break-even granularity, overheads); none is written by hand.
+**Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
+list of figures for a multi-page table) and one :class:`Page` entry in
+:data:`PAGES` (``figure=False`` for a PDF-only page).  A figure page also needs
+its output: a ``REPORT_OUTPUTS`` entry in ``rules/common.smk``, a ``report(...)``
+output of ``report_files`` in ``rules/report.smk`` and its caption
+``report/{name}.rst``.  Put a family of pages in its own module, as
+:mod:`tickpar.report_speed` does for the speedup study.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
-import itertools
-import math
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +63,20 @@ from matplotlib.patches import Patch
 
 from tickpar.oracle import VERDICTS
 from tickpar.plugins import BASELINE
+from tickpar.report_speed import (
+    breakeven,
+    breakeven_points,
+    fig_breakeven,
+    fig_scaling,
+    speed_findings,
+    speed_table,
+    speedup_table,
+)
 
-__all__ = ["FIGURES", "PDF_PAGES", "breakeven_points", "findings", "load_summary", "main", "render"]
+__all__ = [
+    "FIGURES", "PAGES", "PDF_PAGES", "Page", "ReportData", "breakeven", "breakeven_points", "findings",
+    "load_summary", "main", "render",
+]  # fmt: skip
 
 #: Verdicts from best to worst; a grid cell shows the worst over its seeds.
 SEVERITY = (*VERDICTS, "missing")
@@ -77,12 +100,6 @@ VERDICT_SHORT = {
     "crash": "crash",
     "missing": "?",
 }
-FIGURES = ("speedup", "efficiency", "correctness", "time_per_event", "overhead", "breakeven")
-#: PDF pages in order (the table pages may run over several pages).
-PDF_PAGES = (
-    "findings", "environment", "correctness", "speedup", "efficiency", "breakeven",
-    "time_per_event", "overhead", "verdict table", "speedup table",
-)  # fmt: skip
 
 
 # ---------------------------------------------------------------- data
@@ -123,31 +140,6 @@ def _palette(df: pd.DataFrame) -> dict[str, Any]:
     return dict(zip(labels, colours, strict=False))
 
 
-def _timed(df: pd.DataFrame) -> pd.DataFrame:
-    if df.empty or "timing_status" not in df.columns:
-        return df.iloc[0:0]
-    return df[(df["timing_status"] == "ok") & df["speedup"].notna()]
-
-
-def _speed_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (where, label, workers): mean speedup over seeds, the envelope of their intervals, exactness."""
-    d = _timed(df)
-    if d.empty:
-        return pd.DataFrame(columns=["where", "label", "workers", "speedup", "lo", "hi", "efficiency", "exact"])
-    g = d.groupby(["where", "label", "workers"], sort=False)
-    out = g.agg(
-        speedup=("speedup", "mean"),
-        lo=("speedup_lo", "min"),
-        hi=("speedup_hi", "max"),
-        efficiency=("efficiency", "mean"),
-        us_per_event=("us_per_event", "mean"),
-        overhead=("overhead_us_per_event", "mean"),
-        exact=("verdict", lambda v: bool((v == "exact").all())),
-        seeds=("seed", "nunique"),
-    ).reset_index()
-    return out
-
-
 def _empty_figure(title: str, message: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.axis("off")
@@ -164,16 +156,23 @@ def _col_wrap(n: int) -> int:
 
 
 def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
-    t = _speed_table(df)
+    """Speedup (or efficiency) vs workers per shape: measured points with intervals, bound and ideal lines.
+
+    Filled markers count toward the study (see :mod:`tickpar.report_speed`),
+    hollow ones do not, an x marks a run that was not exact.  Dotted lines in a
+    strategy's colour: its own structural bound (``bound_speedup``); the black
+    dashed line: the critical-path ideal (``ideal_speedup``, else y = workers).
+    """
+    t = speed_table(df)
     title = "Parallel efficiency (speedup / workers)" if efficiency else "Speedup vs workers"
     if t.empty:
         return _empty_figure(title, "no timed cells: timing disabled, or every timing run failed")
     pal = _palette(df)
     t = t.copy()
     y = "efficiency" if efficiency else "speedup"
-    if efficiency:
-        t["lo"] = t["lo"] / t["workers"]
-        t["hi"] = t["hi"] / t["workers"]
+    scale = t["workers"] if efficiency else 1
+    for col in ("lo", "hi", "bound", "ideal"):
+        t[col] = t[col] / scale
     wheres = list(dict.fromkeys(t["where"]))
     g = sns.relplot(
         data=t, x="workers", y=y, hue="label", col="where", col_order=wheres, col_wrap=_col_wrap(len(wheres)),
@@ -187,13 +186,21 @@ def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
             lo = (s[y] - s["lo"]).clip(lower=0).fillna(0)
             hi = (s["hi"] - s[y]).clip(lower=0).fillna(0)
             ax.errorbar(s["workers"], s[y], yerr=[lo, hi], fmt="none", ecolor=pal.get(label), capsize=2, lw=1)
-        bad = sub[~sub["exact"]]
-        if not bad.empty:
-            ax.scatter(bad["workers"], bad[y], marker="x", color="black", s=40, zorder=5)
-        if efficiency:
+            bound = s[s["bound"].notna()]
+            if not label.startswith(BASELINE) and not bound.empty:
+                ax.plot(bound["workers"], bound["bound"], color=pal.get(label), ls=":", lw=1.3)
+            hollow = s[~s["counted"] & s["exact"]]
+            ax.scatter(hollow["workers"], hollow[y], marker="o", facecolor="white", edgecolor=pal.get(label), zorder=6)
+        ideal = sub.groupby("workers")["ideal"].mean().dropna()
+        if not ideal.empty:
+            ax.plot(ideal.index, ideal.values, color="black", ls="--", lw=1)
+        elif efficiency:
             ax.axhline(1.0, color="black", ls="--", lw=1)
         else:
             ax.plot(workers, workers, color="black", ls="--", lw=1)
+        bad = sub[~sub["exact"]]
+        if not bad.empty:
+            ax.scatter(bad["workers"], bad[y], marker="x", color="black", s=40, zorder=7)
         ax.set_xticks(workers)
         if max(workers) > 8:
             ax.set_xscale("log", base=2)
@@ -202,12 +209,14 @@ def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
         ax.set_ylim(bottom=0)
     g.set_axis_labels("workers", "efficiency" if efficiency else "speedup vs sequential")
     handles = [
-        Line2D([], [], color="black", ls="--", label="ideal (y = 1)" if efficiency else "ideal (y = workers)"),
+        Line2D([], [], color="black", ls="--", label="ideal: critical path (else y = workers)"),
+        Line2D([], [], color="#555555", ls=":", label="strategy's bound (its colour)"),
+        Line2D([], [], color="#555555", marker="o", markerfacecolor="white", ls="none", label="not counted"),
         Line2D([], [], color="black", marker="x", ls="none", label="not exact"),
     ]
     if g.legend is not None:
         g.legend.set_title("strategy")
-    g.figure.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
+    g.figure.legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, -0.06), fontsize=7, frameon=False, ncol=2)
     g.figure.suptitle(title, y=1.02)
     return g.figure
 
@@ -271,7 +280,7 @@ def fig_correctness(df: pd.DataFrame) -> plt.Figure:
 
 
 def _bars(df: pd.DataFrame, column: str, title: str, xlabel: str, include_baseline: bool) -> plt.Figure:
-    t = _speed_table(df)
+    t = speed_table(df)
     if not include_baseline:
         t = t[~t["label"].str.startswith(BASELINE)]
     t = t[t[column].notna()] if column in t.columns else t.iloc[0:0]
@@ -310,108 +319,15 @@ def fig_overhead(df: pd.DataFrame) -> plt.Figure:
     )
 
 
-def _granularity_column(df: pd.DataFrame, param: str) -> str | None:
-    col = f"param_{param}"
-    return col if col in df.columns else None
-
-
-def breakeven_points(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
-    """Mean speedup at the largest timed worker count per (workload, label, granularity value).
-
-    Per workload, the shapes used are the family (a base shape and the shapes a
-    ``sweep`` derived from it) with the most distinct granularity values; when no
-    family has two, every shape of the workload is used.
-    """
-    col = _granularity_column(df, param)
-    t = _timed(df)
-    if col is None or t.empty:
-        return pd.DataFrame(columns=["workload", "family", "label", "x", "speedup", "workers"])
-    t = t[~t["label"].str.startswith(BASELINE)]
-    frames = []
-    for workload, wdf in t.groupby("workload", sort=False):
-        wmax = int(wdf["workers"].max())
-        wdf = wdf[wdf["workers"] == wmax]
-        fam_sizes = wdf.groupby("family")[col].nunique()
-        if not fam_sizes.empty and fam_sizes.max() >= 2:
-            family = str(fam_sizes.idxmax())
-            wdf = wdf[wdf["family"] == family]
-        else:
-            family = "all shapes"
-        pts = wdf.groupby(["label", col], sort=False)["speedup"].mean().reset_index()
-        pts = pts.rename(columns={col: "x"})
-        pts["workload"] = workload
-        pts["family"] = family
-        pts["workers"] = wmax
-        frames.append(pts)
-    if not frames:
-        return pd.DataFrame(columns=["workload", "family", "label", "x", "speedup", "workers"])
-    out = pd.concat(frames, ignore_index=True)
-    out["x"] = pd.to_numeric(out["x"], errors="coerce")
-    return out.sort_values(["workload", "label", "x"]).reset_index(drop=True)
-
-
-def breakeven(xs: Sequence[float], ys: Sequence[float]) -> tuple[str, float | None]:
-    """Where speedup first reaches 1 as granularity grows: ("at", x), ("below", min), ("above", max), ("never", None).
-
-    Interpolates linearly in log(granularity) between the two points around the
-    crossing (linearly when one of them is 0).
-    """
-    pts = sorted((float(x), float(y)) for x, y in zip(xs, ys, strict=True) if not math.isnan(y))
-    if not pts:
-        return ("never", None)
-    if pts[0][1] >= 1.0:
-        return ("below", pts[0][0])
-    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
-        if y0 < 1.0 <= y1:
-            f = (1.0 - y0) / (y1 - y0)
-            if x0 > 0 and x1 > 0:
-                return ("at", float(math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))))
-            return ("at", x0 + f * (x1 - x0))
-    return ("above", pts[-1][0])
-
-
-def fig_breakeven(df: pd.DataFrame, param: str = "work_us") -> plt.Figure:
-    title = f"Speedup vs {param} (largest timed worker count): break-even where a line crosses 1"
-    pts = breakeven_points(df, param)
-    if pts.empty or pts.groupby("workload")["x"].nunique().max() < 2:
-        return _empty_figure(title, f"needs timed parallel cells at two or more values of {param}")
-    pal = _palette(df)
-    pts = pts.copy()
-    pts["panel"] = pts["workload"] + " (" + pts["family"] + ", " + pts["workers"].astype(str) + " workers)"
-    panels = list(dict.fromkeys(pts["panel"]))
-    g = sns.relplot(
-        data=pts, x="x", y="speedup", hue="label", col="panel", col_order=panels, col_wrap=_col_wrap(len(panels)),
-        kind="line", marker="o", palette=pal, hue_order=[lab for lab in pal if lab in set(pts["label"])],
-        height=3.0, aspect=1.3, facet_kws={"sharex": False, "sharey": False}, errorbar=None,
-    )  # fmt: skip
-    for panel, ax in g.axes_dict.items():
-        ax.axhline(1.0, color="black", ls="--", lw=1)
-        ax.set_xscale("symlog", linthresh=1.0)
-        xs = sorted(pts.loc[pts["panel"] == panel, "x"].unique())
-        ax.set_xticks(xs, [_fmt_x(x) for x in xs])
-        ax.minorticks_off()
-        ax.set_ylim(bottom=0)
-    g.set_titles("{col_name}")
-    g.set_axis_labels(f"{param} per event", "speedup vs sequential")
-    if g.legend is not None:
-        g.legend.set_title("strategy")
-    g.figure.suptitle(title, y=1.02)
-    return g.figure
-
-
 # ---------------------------------------------------------------- findings and environment
-
-
-def _fmt_x(x: float) -> str:
-    return f"{x:.3g}"
 
 
 def _cell_where(row: pd.Series) -> str:
     return f"{row['workload']}/{row['shape']} at {int(row['workers'])} workers (seed {int(row['seed'])})"
 
 
-def findings(df: pd.DataFrame, param: str = "work_us") -> list[str]:
-    """Sentences computed from the summary table."""
+def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame | None = None) -> list[str]:
+    """Sentences computed from the summary table (and the predictions, for the prediction error)."""
     out: list[str] = []
     if df.empty:
         return ["The sweep has no cells."]
@@ -447,73 +363,16 @@ def findings(df: pd.DataFrame, param: str = "work_us") -> list[str]:
             )
         else:
             promised = df["expected_verdict"].notna().sum() if "expected_verdict" in df.columns else 0
-            out.append(f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise).")
-    timed = _timed(df)
-    parallel = timed[~timed["label"].str.startswith(BASELINE)] if not timed.empty else timed
-    if timed.empty:
-        out.append("No cell was timed, so there are no speedups.")
-        return out
-    if parallel.empty:
-        out.append("Only the sequential strategy was timed: no speedups to report.")
-        return out
-    t = _speed_table(df)
-    tp = t[~t["label"].str.startswith(BASELINE)]
-    exact_rows = tp[tp["exact"]]
-    if (exact_rows["workers"] > 1).any():
-        exact_rows = exact_rows[exact_rows["workers"] > 1]  # one worker is no parallel speedup
-    if not exact_rows.empty:
-        best = exact_rows.loc[exact_rows["speedup"].idxmax()]
-        lead = (
-            "Best speedup of an exact strategy"
-            if best["speedup"] >= 1.0
-            else ("No exact parallel run beat sequential; the closest")
-        )
-        out.append(
-            f"{lead}: {best['speedup']:.2f}x "
-            f"(95% interval {best['lo']:.2f}-{best['hi']:.2f}, mean over {int(best['seeds'])} seed(s)) "
-            f"by {best['label']} on {best['where']} at {int(best['workers'])} workers, "
-            f"efficiency {best['efficiency']:.0%}."
-        )
-    else:
-        out.append("No parallel strategy was exact in a timed cell.")
-    fastest = tp.loc[tp["speedup"].idxmax()]
-    if not bool(fastest["exact"]):
-        out.append(
-            f"The fastest cell overall, {fastest['label']} on {fastest['where']} at {int(fastest['workers'])} "
-            f"workers ({fastest['speedup']:.2f}x), was not exact: its speed is that of a wrong answer."
-        )
-    above = tp[tp["speedup"] > 1.0]
-    out.append(
-        f"{len(above)} of {len(tp)} timed parallel (shape, strategy, workers) points beat sequential; "
-        f"the median speedup is {tp['speedup'].median():.2f}x."
-    )
-    pts = breakeven_points(df, param)
-    if not pts.empty and pts.groupby("workload")["x"].nunique().max() >= 2:
-        for workload, wpts in pts.groupby("workload", sort=False):
-            if wpts["x"].nunique() < 2:
-                continue
-            at, below, above = [], [], []
-            for label, lp in wpts.groupby("label", sort=False):
-                kind, x = breakeven(lp["x"].tolist(), lp["speedup"].tolist())
-                if kind == "at" and x is not None:
-                    at.append(f"{label} at about {_fmt_x(x)}")
-                elif kind == "below":
-                    below.append(label)
-                elif kind == "above":
-                    above.append(label)
-            lo, hi = _fmt_x(wpts["x"].min()), _fmt_x(wpts["x"].max())
-            phrases = at[:]
-            if below:
-                phrases.append(f"already faster at {lo} (the smallest value swept): " + ", ".join(below))
-            if above:
-                phrases.append(f"still slower at {hi} (the largest value swept): " + ", ".join(above))
-            family = wpts["family"].iloc[0]
-            workers = int(wpts["workers"].iloc[0])
+            basis = ""
+            if "promise_trait" in df.columns and promised:
+                by = df[df["expected_verdict"].notna()].groupby(["expected_verdict", "promise_trait"]).size()
+                basis = "; " + ", ".join(f"{v} from {t} in {int(n)}" for (v, t), n in by.items())
             out.append(
-                f"Break-even {param} per event on {workload} ({family}, {workers} workers): " + "; ".join(phrases) + "."
+                f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise{basis})."
             )
-    else:
-        out.append(f"Break-even granularity: not computable (needs timed cells at two or more {param} values).")
+    out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
+    tp = speed_table(df)
+    tp = tp[~tp["label"].str.startswith(BASELINE)]
     one = tp[(tp["workers"] == 1) & tp["overhead"].notna()]
     if not one.empty:
         per_label = one.groupby("label")["overhead"].mean().sort_values()
@@ -588,20 +447,6 @@ def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
     t = t[cols].reindex([lab for lab in _labels(df) if lab in t.index])
     t["cells"] = t.sum(axis=1)
     return t
-
-
-def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
-    t = _speed_table(df)
-    if t.empty:
-        return t
-    t = t.copy()
-    t["speedup [interval]"] = [
-        f"{s:.2f} [{lo:.2f}, {hi:.2f}]" if not (math.isnan(lo) or math.isnan(hi)) else f"{s:.2f}"
-        for s, lo, hi in zip(t["speedup"], t["lo"], t["hi"], strict=True)
-    ]
-    t["µs/event"] = t["us_per_event"].map(lambda v: f"{v:.1f}")
-    t["exact"] = t["exact"].map({True: "yes", False: "NO"})
-    return t[["where", "label", "workers", "speedup [interval]", "µs/event", "exact"]]
 
 
 # ---------------------------------------------------------------- output
@@ -693,6 +538,84 @@ def _table_pages(
     return pages
 
 
+# ---------------------------------------------------------------- pages
+
+
+@dataclass
+class ReportData:
+    """What every page is drawn from."""
+
+    df: pd.DataFrame
+    """results/summary.csv, prepared (:func:`prepare`)."""
+    prediction: pd.DataFrame
+    """results/prediction.csv (empty when there is none)."""
+    param: str
+    sentences: list[str]
+    environment: list[tuple[str, str]]
+    subtitle: str = ""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One report page: ``make`` draws it; a ``figure`` page is also written to ``outputs[name]``
+    (an HTML report figure, captioned by ``report/{name}.rst``); other pages are PDF-only and may
+    return several figures (a table running over pages)."""
+
+    name: str
+    make: Callable[[ReportData], plt.Figure | list[plt.Figure]]
+    figure: bool = True
+
+
+def _page_findings(d: ReportData) -> plt.Figure:
+    return _text_page("tickpar: findings", d.sentences, d.subtitle)
+
+
+def _page_environment(d: ReportData) -> list[plt.Figure]:
+    return _table_pages("Environment", pd.DataFrame(d.environment, columns=["", "value"]), 60, (0.3, 0.7))
+
+
+def _page_verdicts(d: ReportData) -> list[plt.Figure]:
+    vt = verdict_table(d.df)
+    widths = [0.34] + [0.62 / max(len(vt.columns), 1)] * len(vt.columns)
+    return _table_pages("Verdict table", vt, widths=widths if not vt.empty else None)
+
+
+def _page_speedups(d: ReportData) -> list[plt.Figure]:
+    st = speedup_table(d.df)
+    widths = (0.2, 0.27, 0.03, 0.14, 0.14, 0.05, 0.06, 0.11)
+    return _table_pages("Speedup table", st, widths=widths if not st.empty else None)
+
+
+#: The report, in PDF order.  A new page is one function of :class:`ReportData` and one entry here
+#: (a figure page also needs its output in rules/common.smk's REPORT_OUTPUTS, an output with a caption
+#: in rules/report.smk, and report/{name}.rst); see :class:`Page`.
+PAGES: list[Page] = [
+    Page("findings", _page_findings, figure=False),
+    Page("environment", _page_environment, figure=False),
+    Page("correctness", lambda d: fig_correctness(d.df)),
+    Page("speedup", lambda d: fig_speedup(d.df)),
+    Page("efficiency", lambda d: fig_speedup(d.df, efficiency=True)),
+    Page("breakeven", lambda d: fig_breakeven(d.df, _palette(d.df), d.param)),
+    Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
+    Page("time_per_event", lambda d: fig_time_per_event(d.df)),
+    Page("overhead", lambda d: fig_overhead(d.df)),
+    Page("verdict table", _page_verdicts, figure=False),
+    Page("speedup table", _page_speedups, figure=False),
+]
+FIGURES = tuple(p.name for p in PAGES if p.figure)
+PDF_PAGES = tuple(p.name for p in PAGES)
+
+
+def load_prediction(path: str | Path | None) -> pd.DataFrame:
+    """results/prediction.csv, or an empty table when there is none."""
+    if not path or not Path(path).exists():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.EmptyDataError):
+        return pd.DataFrame()
+
+
 def render(
     summary: str | Path,
     outputs: dict[str, str | Path],
@@ -700,11 +623,13 @@ def render(
     param: str = "work_us",
     description: str = "",
     source: str = "",
+    prediction: str | Path | None = None,
 ) -> list[str]:
     """Write every figure, the findings and environment pages and the PDF; return the PDF's page titles."""
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
-    sentences = findings(df, param)
+    pred = load_prediction(prediction)
+    sentences = findings(df, param, pred)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
     if "n_values" in df.columns and not df.empty:
@@ -714,45 +639,24 @@ def render(
     env = environment_rows(df, extra)
     _write_text(outputs["findings"], findings_html(df, sentences, title))
     _write_text(outputs["environment"], environment_html(env))
-    makers = {
-        "correctness": lambda: fig_correctness(df),
-        "speedup": lambda: fig_speedup(df),
-        "efficiency": lambda: fig_speedup(df, efficiency=True),
-        "breakeven": lambda: fig_breakeven(df, param),
-        "time_per_event": lambda: fig_time_per_event(df),
-        "overhead": lambda: fig_overhead(df),
-    }
+    subtitle = " ".join(x for x in (description, f"config: {source}" if source else "") if x)
+    data = ReportData(df, pred, param, sentences, env, subtitle)
     pages: list[str] = []
     pdf_path = Path(outputs["pdf"])
     pdf_path.parent.mkdir(parents=True, exist_ok=True)
     tmp_pdf = pdf_path.with_name(f".{pdf_path.name}.tmp")
     with PdfPages(tmp_pdf) as pdf:
-        subtitle = " ".join(x for x in (description, f"config: {source}" if source else "") if x)
-        fig = _text_page("tickpar: findings", sentences, subtitle)
-        pdf.savefig(fig)
-        plt.close(fig)
-        pages.append("findings")
-        env_table = pd.DataFrame(env, columns=["", "value"])
-        for fig in _table_pages("Environment", env_table, rows_per_page=60, widths=(0.3, 0.7)):
-            pdf.savefig(fig)
-            plt.close(fig)
-            pages.append("environment")
-        for name in ("correctness", "speedup", "efficiency", "breakeven", "time_per_event", "overhead"):
-            fig = makers[name]()
-            target = Path(outputs[name])
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(target, bbox_inches="tight")
-            pdf.savefig(fig, bbox_inches="tight")
-            plt.close(fig)
-            pages.append(name)
-        vt = verdict_table(df)
-        vt_widths = [0.34] + [0.62 / max(len(vt.columns), 1)] * len(vt.columns)
-        st_widths = (0.2, 0.33, 0.07, 0.2, 0.1, 0.07)
-        for name, table, widths in (("verdict table", vt, vt_widths), ("speedup table", speedup_table(df), st_widths)):
-            for fig in _table_pages(name.capitalize(), table, widths=widths if not table.empty else None):
-                pdf.savefig(fig)
+        for page in PAGES:
+            made = page.make(data)
+            figs = made if isinstance(made, list) else [made]
+            if page.figure and page.name in outputs:
+                target = Path(outputs[page.name])
+                target.parent.mkdir(parents=True, exist_ok=True)
+                figs[0].savefig(target, bbox_inches="tight")
+            for fig in figs:
+                pdf.savefig(fig, bbox_inches="tight" if page.figure else None)
                 plt.close(fig)
-                pages.append(name)
+                pages.append(page.name)
         info = pdf.infodict()  # inside the block: after close it would truncate the file
         info["Title"] = title
         info["Subject"] = description or "tickpar sweep"
@@ -771,6 +675,7 @@ def main_snakemake(smk: Any) -> None:
         param=smk.params.report["granularity_param"],
         description=smk.params.description,
         source=smk.params.source,
+        prediction=getattr(smk.input, "prediction", None),
     )
     print(f"tickpar: {outputs['pdf']}: {len(pages)} pages ({', '.join(dict.fromkeys(pages))})")
 
@@ -784,12 +689,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pdf", default="results/report.pdf")
     parser.add_argument("--format", choices=("svg", "png"), default="svg")
     parser.add_argument("--granularity-param", default="work_us")
+    parser.add_argument("--prediction", default=None, help="results/prediction.csv (the scaling page)")
     args = parser.parse_args(argv)
     outputs: dict[str, str | Path] = {name: Path(args.outdir, f"{name}.{args.format}") for name in FIGURES}
     outputs["findings"] = Path(args.outdir, "findings.html")
     outputs["environment"] = Path(args.outdir, "environment.html")
     outputs["pdf"] = args.pdf
-    pages = render(args.summary, outputs, param=args.granularity_param, source=args.summary)
+    pages = render(args.summary, outputs, param=args.granularity_param, source=args.summary, prediction=args.prediction)
     print(f"{args.pdf}: {len(pages)} pages")
     return 0
 

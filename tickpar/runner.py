@@ -14,6 +14,9 @@ The JSON record (``tickpar run --out``, one per pipeline cell) is versioned:
 # tickpar.cell/1: first version (workload, params, strategy, options, workers,
 #   seed, order, work, work_model, events, final_tick, digest, wall_s,
 #   events_per_s, stats, oracle, verdict, env, versions).
+# Later additions to tickpar.cell/1 (readers use .get): statistics (the workload's
+#   declared statistics of this run) and errors (relative errors against golden:
+#   final_tick, events, one per statistic; null when unchecked or unfinished).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.envinfo import environment, versions
-from tickpar.eventq import ORDERS, SchedulingError
+from tickpar.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
 from tickpar.params import ParamError, resolve
 from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
@@ -135,12 +138,17 @@ def execute(cell: Cell) -> Outcome:
     started = time.perf_counter()
     try:
         result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+        if result.record.failure is None:
+            result.record.statistics = cell.spec.statistics(result.record)
     except SchedulingError as err:
         return Outcome(causality_failure(err), {}, time.perf_counter() - started)
     except LookaheadError as err:
         return Outcome(failure_record("causality", f"lookahead violation: {err}"), {}, time.perf_counter() - started)
     except DeadlockError as err:
         return Outcome(failure_record("deadlock", str(err)), {}, time.perf_counter() - started)
+    except EventNotFound as err:  # gem5's panic in remove(): a crash, with or without assertions
+        detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
+        return Outcome(failure_record("crash", str(err), **detail), {}, time.perf_counter() - started)
     except Exception as err:
         message = f"{type(err).__name__}: {err}{_where(err)}"
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
@@ -208,8 +216,10 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
         "wall_s": outcome.wall_s,
         "events_per_s": events / outcome.wall_s if outcome.wall_s > 0 and events else 0.0,
         "stats": outcome.stats,
+        "statistics": rec.statistics,
         "failure": rec.failure,
         "verdict": verdict.to_dict() if verdict is not None else None,
+        "errors": verdict.errors if verdict is not None else None,
         "oracle": rec.to_dict(with_traces=False),
         "env": environment(),
         "versions": versions(),

@@ -1,10 +1,46 @@
-"""gem5's simulation-loop pieces that every strategy shares: the ``simulate()`` limit and its end key."""
+"""gem5's simulation-loop pieces every strategy shares: the one-queue set-up, the ``simulate()`` limit, its end key."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeVar
+
 from tickpar.eventq import Event, EventQueue, Priority
 
-__all__ = ["before_end", "end_key", "schedule_limit"]
+if TYPE_CHECKING:
+    from tickpar.model import Model
+    from tickpar.plugins import RunSpec
+
+__all__ = ["before_end", "end_key", "schedule_limit", "start_single_queue"]
+
+Q = TypeVar("Q", bound=EventQueue)
+
+
+def start_single_queue(
+    spec: RunSpec,
+    queue_class: type[Q] = EventQueue,  # type: ignore[assignment]
+    *,
+    checks: bool = True,
+    debug_invariants: bool = False,
+    detect_races: bool = False,
+    record_dag: bool = False,
+) -> tuple[Model, Q]:
+    """Build ``spec``'s model on one queue named ``main``, run every ``init()``, schedule the limit.
+
+    The set-up of every strategy that runs the whole model on one queue
+    (gem5's single-queue ``simulate()``): build, bind, ``Model.start``, then
+    :func:`schedule_limit` for the workload's ``end_tick``.  ``queue_class``
+    is an :class:`EventQueue` subclass taking ``(name, order=, checks=)``
+    (and ``debug_invariants=`` when it is asked for).
+    """
+    model = spec.build_model(detect_races=detect_races, record_dag=record_dag)
+    if debug_invariants:
+        queue = queue_class("main", order=spec.order, checks=checks, debug_invariants=True)  # type: ignore[call-arg]
+    else:
+        queue = queue_class("main", order=spec.order, checks=checks)  # type: ignore[call-arg]
+    model.bind(queue)
+    model.start()
+    schedule_limit(queue, model.end_tick)
+    return model, queue
 
 
 def schedule_limit(queue: EventQueue, end_tick: int | None) -> Event | None:

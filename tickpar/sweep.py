@@ -15,8 +15,10 @@ A *cell* is (workload, shape, strategy, variant, workers, seed, order, work):
 ``shape`` names a parameter set of the workload, ``variant`` an option set of
 the strategy.  Cells at ``workers`` are checked and timed; cells at
 ``check_workers`` are checked only.  Left out, and counted: cells above a
-strategy's ``max_workers`` (sequential runs at 1 only), and MPI cells with more
-ranks than ``max_ranks`` (default: the usable cores).  The golden sequential
+strategy's ``max_workers`` (sequential runs at 1 only), MPI cells with more
+ranks than ``max_ranks`` (default: the usable cores), and correctness-only
+cells (check variants, check workers) on shapes derived by ``sweep:`` (they
+differ from their base shape in one parameter, and the base shape has them).  The golden sequential
 record is computed once per (workload, shape, seed, order) and shared.
 
 Files (relative to the working directory; see :class:`SweepCell`)::
@@ -24,6 +26,7 @@ Files (relative to the working directory; see :class:`SweepCell`)::
     results/golden/{workload}/{shape}/{order}/s{seed}.json
     results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}.json
     results/timing/...same.../w{workers}-s{seed}.json        (+ .pyperf.json beside it)
+    results/timing/{workload}/{shape}.json                   (the shape's timing job: index of the above)
     results/logs/{check,timing,golden}/...same....log
 
 ``python -m tickpar.sweep fallback --out F ...`` writes the record of a job
@@ -57,6 +60,7 @@ __all__ = [
     "CHECK_PATTERN",
     "GOLDEN_PATTERN",
     "SCHEMA_PATH",
+    "TIMING_GROUP_PATTERN",
     "TIMING_PATTERN",
     "Sweep",
     "SweepCell",
@@ -74,6 +78,8 @@ DEFAULT_VARIANT = "default"
 _CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}"
 CHECK_PATTERN = f"results/check/{_CELL_PART}.json"
 TIMING_PATTERN = f"results/timing/{_CELL_PART}.json"
+#: One timing job per workload shape: its index of the cell records it wrote (rules/bench.smk).
+TIMING_GROUP_PATTERN = "results/timing/{workload}/{shape}.json"
 GOLDEN_PATTERN = "results/golden/{workload}/{shape}/{order}/s{seed}.json"
 #: Snakemake wildcard constraints matching the patterns above.
 WILDCARD_CONSTRAINTS = {
@@ -196,6 +202,20 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                     "additionalProperties": _table_schema(entry["options"], f"strategy {name} option"),
                 },
                 "timed": {"type": "boolean", "description": "false: correctness jobs only (default true)"},
+                "workers": {
+                    "type": "array",
+                    "description": "worker counts for this strategy, checked and timed (default: the sweep's)",
+                    "items": {"type": "integer", "minimum": 1, "maximum": 4096},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+                "shapes": {
+                    "type": "array",
+                    "description": "run this strategy only on shapes with these names (default: every shape)",
+                    "items": {"$ref": "#/$defs/name"},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
                 "orders": {
                     "type": "array",
                     "description": "order modes for this strategy (default: the sweep's orders)",
@@ -355,6 +375,11 @@ class SweepCell:
         args += ["--workers", str(self.workers), "--seed", str(self.seed), "--order", self.order, "--work", self.work]
         return args
 
+    def timing_entry(self) -> dict[str, Any]:
+        """What the timing job of its shape needs: the manifest row, the CLI options, the pyperf and golden files."""
+        return {**self.row(), "cli_args": self.cli_args(), "pyperf_path": self.pyperf_path,
+                "golden_path": self.golden_path}  # fmt: skip
+
     def row(self) -> dict[str, Any]:
         """The manifest row (what the aggregate joins the records to)."""
         return {
@@ -398,6 +423,26 @@ class Sweep:
     @property
     def timed(self) -> list[SweepCell]:
         return [c for c in self.cells if c.timed]
+
+    @property
+    def timing_groups(self) -> dict[tuple[str, str], list[SweepCell]]:
+        """The timed cells by (workload, shape): each group is one timing job, timed in interleaved rounds."""
+        groups: dict[tuple[str, str], list[SweepCell]] = {}
+        for c in self.timed:
+            groups.setdefault((c.workload, c.shape), []).append(c)
+        return groups
+
+    @property
+    def timing_group_paths(self) -> list[str]:
+        return [TIMING_GROUP_PATTERN.format(workload=w, shape=s) for w, s in self.timing_groups]
+
+    def timing_group(self, wildcards: Mapping[str, Any]) -> list[SweepCell]:
+        """The timed cells of the shape a timing job's wildcards name."""
+        key = (str(wildcards["workload"]), str(wildcards["shape"]))
+        try:
+            return self.timing_groups[key]
+        except KeyError:
+            raise KeyError(f"no timed cells for {key} in the sweep in {self.source}") from None
 
     def cell(self, wildcards: Mapping[str, Any]) -> SweepCell:
         """The cell a rule's wildcards name (a KeyError names a file outside this sweep)."""
@@ -500,9 +545,18 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
             workload_shapes.append((wname, shape, family, params, shape_timed))
 
     variants: list[tuple[str, str, dict[str, Any], bool, list[str]]] = []
+    only: dict[str, tuple[list[int] | None, set[str] | None]] = {}  # a strategy's own workers and shapes
+    shape_names = {shape for _, shape, _, _, _ in workload_shapes}
     for sname, sentry in strategies.items():
         scls = registry.strategy(sname)
         sentry = sentry or {}
+        for shape in sentry.get("shapes") or ():
+            if shape not in shape_names:
+                raise SweepError(
+                    f"strategies.{sname}.shapes: {shape!r} is not a shape of any workload "
+                    f"(shapes: {', '.join(sorted(shape_names))})"
+                )
+        only[sname] = (sentry.get("workers"), set(sentry["shapes"]) if sentry.get("shapes") else None)
         orders = list(sentry.get("orders") or config.get("orders", ["gem5"]))
         timed_variants = sentry.get("variants") or ({} if sentry.get("check_variants") else {DEFAULT_VARIANT: {}})
         check_variants = sentry.get("check_variants") or {}
@@ -533,12 +587,22 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
             scls = registry.strategy(sname)
             mpi = _uses_mpi(scls, options)
             processes = bool(scls().uses_processes(options))
-            for workers in workers_all:
+            own_workers, own_shapes = only[sname]
+            if own_shapes is not None and shape not in own_shapes:
+                continue
+            for workers in own_workers or workers_all:
                 if scls.max_workers is not None and workers > scls.max_workers:
                     skipped["above max_workers"] = skipped.get("above max_workers", 0) + 1
                     continue
                 if mpi and workers > max_ranks:
                     why = f"MPI cells above {max_ranks} ranks"
+                    skipped[why] = skipped.get(why, 0) + 1
+                    continue
+                if family != shape and not (strategy_timed and workers in timed_workers):
+                    # A sweep-derived shape differs from its base only in one parameter (work_us in the
+                    # default sweep), which changes no digest: its correctness-only cells would repeat
+                    # the base shape's verdicts. Its timed cells are still checked (and timed runs too).
+                    why = "correctness-only on sweep-derived shapes"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
                 for order in orders:
@@ -568,7 +632,10 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     seed=seed,
                                     order=order,
                                     work=work,
-                                    timed=timing_on and strategy_timed and shape_timed and workers in timed_workers,
+                                    timed=timing_on
+                                    and strategy_timed
+                                    and shape_timed
+                                    and (workers in timed_workers or own_workers is not None),
                                     mpi=mpi,
                                     processes=processes,
                                     family=family,

@@ -1,23 +1,39 @@
-"""pyperf timing of one cell: fresh worker processes, warm-ups, one whole simulation per value.
+"""pyperf timing of cells: fresh processes, interleaved rounds, every timed run checked, contention measured.
 
 Two roles, one module:
 
-* ``python -m tickpar.timing CELL-OPTIONS [pyperf options] -o FILE`` is a plain
-  pyperf script: ``pyperf.Runner(loops=1)`` and ``bench_time_func``, whose
-  function builds the model and runs the strategy once per loop and returns the
-  seconds that took (model build included: process and MPI backends build their
-  partitions inside ``Strategy.run``, so this is the only fair clock).  pyperf
-  runs it in ``-p`` fresh worker processes, each with ``-w`` warm-ups and ``-n``
-  values; the output is an ordinary pyperf JSON (``python -m pyperf show FILE``).
-  CELL-OPTIONS are long options only (``--workload --param --strategy --option
-  --workers --seed --order --work``) because pyperf owns ``-p -n -w -o``.
-* :func:`measure` (``tickpar time``) is the pipeline's driver.  It runs that
-  script in its own process group under a time limit (a hung strategy, its
-  worker processes and MPI ranks are killed together), forwards the environment
-  with ``--inherit-environ`` (pyperf strips it), works around ``-o`` refusing to
-  overwrite (it writes a temporary file and renames it), and always writes a
-  timing record: status ``ok`` with the values, or ``timeout``/``crash``/
-  ``skipped`` with the reason.  A timing failure never fails the sweep.
+* ``python -m tickpar.timing CELL-OPTIONS [--golden F] [--runs-out F] [pyperf options]``
+  is a plain pyperf script: ``pyperf.Runner(loops=1)`` and ``bench_time_func``,
+  whose function builds the model and runs the strategy once per loop and
+  returns the seconds that took (model build and process/rank start-up
+  included: what a user waits for).  Each worker also checks every run it
+  times: its per-component digests against the golden record (``--golden``),
+  and appends one JSON line per run to ``--runs-out``: the verdict, the wall
+  time and the loop time (the strategy's own ``loop_s`` statistic when it
+  reports one, e.g. a process backend timing the loop in its workers; else the
+  wall time of the in-process run).  CELL-OPTIONS are long options only
+  (:mod:`tickpar.cellargs`) because pyperf owns ``-p -n -w -o``.
+* :func:`measure_cells` is the driver.  It times a list of cells in
+  ``rounds`` interleaved rounds (as asv does): round ``r`` runs every cell once,
+  as one fresh pyperf worker process with ``warmups`` warm-ups and ``values``
+  values, the cells rotated by one place per round, so slow drift of the
+  machine hits every cell alike.  Each round's values are added to the cell's
+  pyperf file (``--append``: ``python -m pyperf show`` reads it).  Between
+  consecutive runs it measures the machine's CPU availability
+  (:func:`cpu_availability`: a short spin on each usable core, the fraction of
+  the wall time it actually got), so each (cell, round) has a probe just before
+  and just after it; a round below ``min_cpu_available`` on either is *contended*: its values are flagged in the record and the aggregate
+  leaves them out of speedups.  pyperf's own ``load_avg_1min`` of the round is
+  kept beside it.  Each pyperf run runs in its own process group under a time
+  limit (a hung strategy, its worker processes and MPI ranks are killed
+  together); a cell that times out or crashes is not run again.  Every cell
+  gets a record: status ``ok``, ``timeout``, ``crash`` or ``skipped`` (its
+  correctness run did not finish).  A timing failure never fails the sweep.
+
+:func:`measure` (``tickpar time``) is :func:`measure_cells` for one cell, with
+``processes`` rounds: the pipeline's timing stage (one job per workload shape,
+after every correctness job; ``rules/bench.smk``) and a standalone ``tickpar
+time`` with the same settings produce the same statistic.
 
 Work calibration (``tickpar.work``) runs in each worker before the first value,
 never inside a timed simulation.
@@ -25,6 +41,10 @@ never inside a timed simulation.
 # Timing record format history:
 # tickpar.timing/1: first version (status, reason, cell, values, warmups, mean_s, stdev_s, median_s,
 #   n_values, processes, pyperf_file, pyperf_metadata, wall_s, env, versions, created).
+# tickpar.timing/2: interleaved rounds (one fresh process per cell per round): rounds (per round:
+#   values, loop_values, verdicts, cpu_available_before/after, load_avg_1min, contended),
+#   value_contended, loop_values, loop_source, timed_exact, timed_verdicts, contended,
+#   n_contended, cpu_available_min, load_avg_1min_max, loop_mean_s, loop_median_s, golden.
 """
 
 from __future__ import annotations
@@ -32,76 +52,121 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
 from tickpar.oracle import FAILED_RUN
-from tickpar.plugins import BASELINE
+from tickpar.procgroup import kill_group
 
-__all__ = ["TIMING_FORMAT", "add_cell_options", "bench", "cell_argv", "measure", "summarize"]
+__all__ = [
+    "MIN_CPU_AVAILABLE",
+    "TIMING_FORMAT",
+    "TimingJob",
+    "bench",
+    "cpu_availability",
+    "main_snakemake",
+    "measure",
+    "measure_cells",
+    "summarize",
+]
 
-TIMING_FORMAT = "tickpar.timing/1"
+TIMING_FORMAT = "tickpar.timing/2"
 #: Verdicts of the correctness job after which timing is pointless (the run does not finish).
 SKIP_AFTER = FAILED_RUN
+#: A round is contended when the CPU-availability probe before or after it gives less than this.
+MIN_CPU_AVAILABLE = 0.9
+#: Spin time per core of one CPU-availability probe (seconds); at most _PROBE_TOTAL_S over all cores.
+_PROBE_PER_CORE_S = 0.05
+_PROBE_TOTAL_S = 0.8
 
 
-# ---------------------------------------------------------------- the pyperf script
+# ---------------------------------------------------------------- the pyperf script (worker side)
 
 
-def add_cell_options(parser: argparse.ArgumentParser) -> None:
-    """The cell, as long options that cannot clash with pyperf's own."""
-    group = parser.add_argument_group("tickpar cell")
-    group.add_argument("--workload", required=True, help="workload name (see `tickpar list`)")
-    group.add_argument("--param", action="append", metavar="K=V", help="workload parameter (repeatable)")
-    group.add_argument("--strategy", default=BASELINE, help=f"strategy name (default: {BASELINE})")
-    group.add_argument("--option", action="append", metavar="K=V", help="strategy option (repeatable)")
-    group.add_argument("--workers", type=int, default=1, help="worker count (default 1)")
-    group.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
-    group.add_argument("--order", default="gem5", help="tie order: gem5 or canonical")
-    group.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
+@dataclass
+class _TimedCell:
+    """What a pyperf worker times, and where it reports each run's check."""
+
+    cell: Any
+    golden: Any = None  # OracleRecord
+    runs_out: str | None = None
+    warmups: int = 0
+    calls: int = 0
+
+    def note(self, result: Any, wall_s: float) -> None:
+        """Check one run against the golden record; append its line to ``runs_out``."""
+        from tickpar.oracle import compare
+
+        verdict = compare(self.golden, result.record).kind if self.golden is not None else None
+        loop = result.stats.get("loop_s") if isinstance(result.stats, dict) else None
+        if isinstance(loop, (int, float)) and not isinstance(loop, bool) and loop > 0:
+            loop_s, source = float(loop), "stat"
+        else:
+            loop_s, source = wall_s, "run"
+        line = {
+            "call": self.calls,
+            "warmup": self.calls < self.warmups,
+            "wall_s": wall_s,
+            "loop_s": loop_s,
+            "loop_source": source,
+            "verdict": verdict,
+            "digest": result.record.digest,
+        }
+        self.calls += 1
+        if self.runs_out:
+            with open(self.runs_out, "a") as f:
+                f.write(json.dumps(line) + "\n")
 
 
-def cell_argv(args: argparse.Namespace) -> list[str]:
-    """The cell options again, as argv (what pyperf workers are given)."""
-    out = ["--workload", args.workload]
-    for item in args.param or []:
-        out += ["--param", item]
-    out += ["--strategy", args.strategy]
-    for item in args.option or []:
-        out += ["--option", item]
-    out += ["--workers", str(args.workers), "--seed", str(args.seed), "--order", args.order, "--work", args.work]
-    return out
-
-
-def _cell_from(args: argparse.Namespace) -> Any:
-    """The cell named by the worker's arguments: the CLI's own parsing and validation."""
-    from tickpar.cli import _cell_from_args
-
-    return _cell_from_args(args)
-
-
-def bench(loops: int, cell: Any) -> float:
-    """pyperf's time function: ``loops`` whole simulations of ``cell``, the seconds they took."""
+def bench(loops: int, timed: _TimedCell) -> float:
+    """pyperf's time function: ``loops`` whole simulations of the cell, the seconds they took."""
     from tickpar.registry import get_registry
 
+    cell = timed.cell
     strategy_cls = get_registry().strategy(cell.strategy)
     total = 0.0
     for _ in range(loops):
         strategy = strategy_cls()
         started = time.perf_counter()
         result = strategy.run(cell.spec, cell.workers, dict(cell.options))
-        total += time.perf_counter() - started
+        wall = time.perf_counter() - started
+        total += wall
         failure = result.record.failure
         if failure is not None:  # the worker dies; the driver records a crash with this line
             raise RuntimeError(f"run did not finish: {failure.get('kind')}: {failure.get('message')}")
+        timed.note(result, wall)  # outside the timed interval
     return total
+
+
+def _worker_options(parser: argparse.ArgumentParser) -> None:
+    add_cell_options(parser, short=False)
+    group = parser.add_argument_group("tickpar check")
+    group.add_argument("--golden", help="golden record: every timed run's digests are compared with it")
+    group.add_argument("--runs-out", help="append one JSON line per run (verdict, wall and loop time) to FILE")
+
+
+def _worker_argv(args: argparse.Namespace) -> list[str]:
+    out = cell_argv(args)
+    if args.golden:
+        out += ["--golden", args.golden]
+    if args.runs_out:
+        out += ["--runs-out", args.runs_out]
+    return out
+
+
+def _load_golden(path: str) -> Any:
+    from tickpar.oracle import OracleRecord
+
+    data = json.loads(Path(path).read_text())
+    return OracleRecord.from_dict(data["oracle"])
 
 
 def _script_main() -> None:
@@ -110,9 +175,9 @@ def _script_main() -> None:
     runner = pyperf.Runner(
         loops=1,
         program_args=("-m", "tickpar.timing"),
-        add_cmdline_args=lambda cmd, args: cmd.extend(cell_argv(args)),
+        add_cmdline_args=lambda cmd, args: cmd.extend(_worker_argv(args)),
     )
-    add_cell_options(runner.argparser)
+    _worker_options(runner.argparser)
     args = runner.parse_args()
     runner.metadata["tickpar_strategy"] = args.strategy
     runner.metadata["tickpar_workers"] = args.workers
@@ -128,13 +193,47 @@ def _script_main() -> None:
     from tickpar.work import calibrate
 
     try:
-        cell = _cell_from(args)
-    except (ParamError, PluginError) as exc:
+        cell = cell_from_args(args)
+        golden = _load_golden(args.golden) if args.golden else None
+    except (ParamError, PluginError, OSError, ValueError, KeyError) as exc:
         print(f"tickpar.timing: error: {exc}", file=sys.stderr)
         sys.exit(2)
     runner.metadata["tickpar_cell"] = json.dumps(cell.to_dict(), sort_keys=True, separators=(",", ":"))
     calibrate(cell.spec.work)  # once per worker, outside every timed value
-    runner.bench_time_func(name, bench, cell)
+    runner.bench_time_func(name, bench, _TimedCell(cell, golden, args.runs_out, args.warmups))
+
+
+# ---------------------------------------------------------------- contention
+
+
+def cpu_availability(per_core_s: float = _PROBE_PER_CORE_S, cores: Sequence[int] | None = None) -> dict[str, Any]:
+    """The share of wall time a busy loop gets on each usable core (1.0: nobody else wants that core).
+
+    The calling thread is pinned to each core in turn and spins for ``per_core_s``
+    (shortened so that all cores together take at most 0.8 s); the CPU time it
+    received over the wall time it spun is that core's availability.  Where the
+    platform cannot pin threads, the probe spins unpinned once.  Returns
+    ``{"min": ..., "per_core": {core: share}}``.
+    """
+    pinnable = hasattr(os, "sched_getaffinity") and hasattr(os, "sched_setaffinity")
+    original = os.sched_getaffinity(0) if pinnable else None
+    targets = list(cores) if cores is not None else (sorted(original) if original else [-1])
+    spin = min(per_core_s, _PROBE_TOTAL_S / max(1, len(targets)))
+    shares: dict[int, float] = {}
+    try:
+        for core in targets:
+            if pinnable and core >= 0:
+                os.sched_setaffinity(0, {core})
+            cpu0, wall0 = time.thread_time(), time.perf_counter()
+            end = wall0 + spin
+            while time.perf_counter() < end:
+                pass
+            wall = time.perf_counter() - wall0
+            shares[core] = min(1.0, (time.thread_time() - cpu0) / wall) if wall > 0 else 1.0
+    finally:
+        if pinnable and original is not None:
+            os.sched_setaffinity(0, original)
+    return {"min": min(shares.values()), "per_core": shares}
 
 
 # ---------------------------------------------------------------- the driver
@@ -153,13 +252,6 @@ def summarize(values: Sequence[float]) -> dict[str, Any]:
         "min_s": min(vals),
         "max_s": max(vals),
     }
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _tail(text: str, lines: int = 3) -> str:
@@ -185,6 +277,264 @@ def _unfinished(path: str | Path | None) -> str | None:
     return None
 
 
+@dataclass
+class TimingJob:
+    """One cell to time: the cell, its long options, where its record and pyperf file go, its checks."""
+
+    cell: Any
+    cell_args: list[str]
+    out: Path
+    pyperf_out: Path | None = None
+    check: str | None = None
+    golden: str | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+    done: bool = False
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any], *, golden: bool = True) -> TimingJob:
+        """The job of a sweep cell (:meth:`tickpar.sweep.SweepCell.timing_entry`); ``golden=False``: no
+        correctness or golden record (the driver computes the golden record itself)."""
+        from tickpar.runner import resolve_cell
+
+        cell = resolve_cell(
+            entry["workload"], entry["params"], entry["strategy"], entry["options"], entry["workers"],
+            entry["seed"], entry["order"], entry["work"],
+        )  # fmt: skip
+        checks = (entry["check_path"], entry["golden_path"]) if golden else (None, None)
+        return cls(cell, list(entry["cli_args"]), Path(entry["timing_path"]), Path(entry["pyperf_path"]), *checks)
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        if self.pyperf_out is None:
+            self.pyperf_out = self.out.with_name(self.out.name.removesuffix(".json") + ".pyperf.json")
+        self.pyperf_out = Path(self.pyperf_out)
+
+
+def _new_record(job: TimingJob, rounds: int, values: int, warmups: int) -> dict[str, Any]:
+    cell = job.cell
+    return {
+        "format": TIMING_FORMAT,
+        "status": "ok",
+        "reason": "",
+        "cell": cell.to_dict(),
+        "strategy": cell.strategy,
+        "workers": cell.workers,
+        "processes": rounds,
+        "values_per_process": values,
+        "warmups_per_process": warmups,
+        "golden": job.golden or "computed by the timing driver",
+        "rounds": [],
+        "values": [],
+        "loop_values": [],
+        "value_contended": [],
+        "warmups": [],
+        **summarize([]),
+        "pyperf_file": None,
+        "pyperf_metadata": {},
+    }
+
+
+def _compute_golden(job: TimingJob, tmp: Path, index: int) -> str:
+    """A golden record for ``job`` computed here (its sequential run, no work): for a standalone ``tickpar time``."""
+    from tickpar.runner import execute, golden_cell, make_record, write_json_atomic
+
+    cell = golden_cell(job.cell)
+    cell = replace(cell, spec=replace(cell.spec, work="none", trace=False))
+    outcome = execute(cell)
+    if outcome.record.failure is not None:
+        raise RuntimeError(f"golden sequential run failed: {outcome.record.failure.get('message')}")
+    path = tmp / f"cell{index}.golden.json"
+    write_json_atomic(path, make_record(cell, outcome))
+    return str(path)
+
+
+def _read_runs(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _time_round(
+    job: TimingJob,
+    index: int,
+    round_no: int,
+    tmp: Path,
+    *,
+    values: int,
+    warmups: int,
+    timeout: float | None,
+    inherit: Sequence[str],
+    extra_args: Sequence[str],
+    min_cpu_available: float,
+    log: Any,
+    before: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One fresh pyperf worker process for ``job``: its values join the job's record.
+
+    ``before`` is a probe taken just before (the previous run's ``after``: nothing ran in between);
+    returns the probe taken just after."""
+    import pyperf
+
+    record = job.record
+    appended = tmp / f"cell{index}.pyperf.json"
+    runs_out = tmp / f"cell{index}.r{round_no}.runs.jsonl"
+    golden = job.golden or _compute_golden(job, tmp, index)
+    job.golden = golden
+    cmd = [
+        sys.executable, "-m", "tickpar.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
+        "--processes", "1", "--values", str(values), "--warmups", str(warmups),
+        "--loops", "1", "--append", str(appended), *extra_args,
+    ]  # fmt: skip
+    if inherit:
+        cmd.append("--inherit-environ=" + ",".join(inherit))
+    before = before or cpu_availability()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        output, _ = proc.communicate()
+        timed_out = True
+    after = cpu_availability()
+    text = output.decode(errors="replace")
+    if log is not None:
+        log.write(f"--- {job.out} round {round_no}\n{text}")
+    if timed_out:
+        job.done = True
+        record.update(status="timeout", reason=f"pyperf run exceeded its {timeout:g} s limit (round {round_no})")
+        return after
+    if proc.returncode != 0 or not appended.exists():
+        job.done = True
+        record.update(status="crash", reason=f"pyperf exited with status {proc.returncode}: {_tail(text)}")
+        return after
+    bench_ = pyperf.BenchmarkSuite.load(str(appended)).get_benchmarks()[0]
+    run = bench_.get_runs()[-1]
+    vals = [float(v) for v in run.values]
+    lines = [line for line in _read_runs(runs_out) if not line["warmup"]]
+    if len(lines) != len(vals):
+        job.done = True
+        record.update(status="crash", reason=f"round {round_no}: {len(vals)} values but {len(lines)} checked runs")
+        return after
+    load = run.get_metadata().get("load_avg_1min")
+    contended = min(before["min"], after["min"]) < min_cpu_available
+    record["rounds"].append(
+        {
+            "round": round_no,
+            "values": vals,
+            "loop_values": [line["loop_s"] for line in lines],
+            "verdicts": [line["verdict"] for line in lines],
+            "loop_source": lines[0]["loop_source"] if lines else None,
+            "cpu_available_before": before["min"],
+            "cpu_available_after": after["min"],
+            "load_avg_1min": load,
+            "contended": contended,
+        }
+    )
+    record["warmups"] += [w for _, w in (run.warmups or ())]
+    return after
+
+
+def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, Any]:
+    """Fold the rounds into the record's summary fields; move the pyperf file; write the record."""
+    import pyperf
+
+    from tickpar.envinfo import environment, versions
+    from tickpar.runner import write_json_atomic
+
+    record = job.record
+    rounds = record["rounds"]
+    for r in rounds:
+        record["values"] += r["values"]
+        record["loop_values"] += r["loop_values"]
+        record["value_contended"] += [r["contended"]] * len(r["values"])
+    verdicts = [v for r in rounds for v in r["verdicts"]]
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[str(v)] = counts.get(str(v), 0) + 1
+    record["timed_verdicts"] = counts
+    record["timed_exact"] = all(v == "exact" for v in verdicts) if verdicts else None
+    record["loop_source"] = next((r["loop_source"] for r in rounds if r["loop_source"]), None)
+    record["contended"] = any(r["contended"] for r in rounds)
+    record["n_contended"] = sum(record["value_contended"])
+    avail = [x for r in rounds for x in (r["cpu_available_before"], r["cpu_available_after"])]
+    record["cpu_available_min"] = min(avail) if avail else None
+    loads = [r["load_avg_1min"] for r in rounds if isinstance(r["load_avg_1min"], (int, float))]
+    record["load_avg_1min_max"] = max(loads) if loads else None
+    record.update(summarize(record["values"]))
+    loop = summarize(record["loop_values"])
+    record["loop_mean_s"], record["loop_median_s"] = loop["mean_s"], loop["median_s"]
+    appended = tmp / f"cell{index}.pyperf.json"
+    if rounds and appended.exists():
+        bench_ = pyperf.BenchmarkSuite.load(str(appended)).get_benchmarks()[0]
+        record["benchmark"] = bench_.get_name()
+        record["pyperf_metadata"] = {
+            k: v for k, v in bench_.get_metadata().items() if isinstance(v, (str, int, float, bool))
+        }
+        job.pyperf_out.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(appended, job.pyperf_out)
+        record["pyperf_file"] = job.pyperf_out.name
+    if record["status"] == "ok" and record["timed_exact"] is False:
+        record["reason"] = "timed runs not exact: " + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()))
+    record["wall_s"] = time.perf_counter() - started
+    record["env"] = environment()
+    record["versions"] = versions()
+    record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    write_json_atomic(job.out, record)
+    return record
+
+
+def measure_cells(
+    jobs: Sequence[TimingJob],
+    *,
+    rounds: int = 2,
+    values: int = 3,
+    warmups: int = 1,
+    timeout: float | None = 300.0,
+    inherit_environ: Sequence[str] = (),
+    extra_args: Sequence[str] = (),
+    min_cpu_available: float = MIN_CPU_AVAILABLE,
+    log: Any = None,
+) -> list[dict[str, Any]]:
+    """Time ``jobs`` in ``rounds`` interleaved rounds; write every job's record (never raises on a cell's failure).
+
+    ``timeout`` limits one pyperf run (one cell, one round).  A job whose
+    ``check`` record says its run did not finish is not timed (status ``skipped``).
+    """
+    if rounds < 1 or values < 1 or warmups < 0:
+        raise ValueError("--processes and --values must be >= 1, --warmups >= 0")
+    inherit = [name for name in inherit_environ if name in os.environ]
+    started = time.perf_counter()
+    for job in jobs:
+        job.record = _new_record(job, rounds, values, warmups)
+        verdict = _unfinished(job.check)
+        if verdict is not None:
+            job.done = True
+            job.record.update(status="skipped", reason=f"not timed: the correctness run did not finish ({verdict})")
+    parent = Path(jobs[0].out).parent if jobs else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".tickpar-timing-", dir=parent) as tmp_name:
+        tmp = Path(tmp_name)
+        indexed = list(enumerate(jobs))
+        probe: dict[str, Any] | None = None  # the last probe, while nothing has run since
+        for round_no in range(rounds):
+            shift = round_no % len(indexed) if indexed else 0
+            for index, job in indexed[shift:] + indexed[:shift]:  # rotated: no cell always first
+                if job.done:
+                    continue
+                try:
+                    probe = _time_round(
+                        job, index, round_no, tmp, values=values, warmups=warmups, timeout=timeout,
+                        inherit=inherit, extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
+                        before=probe,
+                    )  # fmt: skip
+                except Exception as exc:  # a broken golden or pyperf file is this cell's result, not the job's
+                    probe = None
+                    job.done = True
+                    job.record.update(status="crash", reason=f"{type(exc).__name__}: {exc}")
+        return [_finish(job, tmp, index, started) for index, job in enumerate(jobs)]
+
+
 def measure(
     cell: Any,
     cell_args: Sequence[str],
@@ -198,109 +548,51 @@ def measure(
     inherit_environ: Sequence[str] = (),
     extra_args: Sequence[str] = (),
     check: str | Path | None = None,
+    golden: str | Path | None = None,
+    min_cpu_available: float = MIN_CPU_AVAILABLE,
     log: Any = None,
 ) -> dict[str, Any]:
-    """Time ``cell`` with pyperf and write its timing record to ``out`` (always; never raises on failure).
+    """Time one cell (``processes`` rounds of one fresh process each) and write its record to ``out``.
 
-    ``cell_args`` are the cell's long options (``--workload ...``) for the
-    script; ``pyperf_out`` receives the pyperf JSON (default: ``out`` with
-    ``.pyperf.json``); ``check``, a correctness record: when its run did not
-    finish (crash, timeout, deadlock, raised causality) the cell is not timed
-    (status ``skipped``).
+    ``cell_args`` are the cell's long options (``--workload ...``);
+    ``pyperf_out`` receives the pyperf JSON (default: ``out`` with
+    ``.pyperf.json``); ``check``, a correctness record (a cell whose run did not
+    finish is not timed); ``golden``, the golden record every timed run is
+    checked against (default: computed here, a sequential run of the cell).
     """
-    from tickpar.envinfo import environment, versions
-    from tickpar.runner import write_json_atomic
-
-    out = Path(out)
-    pyperf_out = Path(pyperf_out) if pyperf_out else out.with_name(out.name.removesuffix(".json") + ".pyperf.json")
-    record: dict[str, Any] = {
-        "format": TIMING_FORMAT,
-        "status": "ok",
-        "reason": "",
-        "cell": cell.to_dict(),
-        "strategy": cell.strategy,
-        "workers": cell.workers,
-        "processes": processes,
-        "values_per_process": values,
-        "warmups_per_process": warmups,
-        "values": [],
-        **summarize([]),
-        "pyperf_file": None,
-        "pyperf_metadata": {},
-    }
-    verdict = _unfinished(check)
-    started = time.perf_counter()
-    if verdict is not None:
-        record.update(status="skipped", reason=f"not timed: the correctness run did not finish ({verdict})")
-    else:
-        inherit = [name for name in inherit_environ if name in os.environ]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=".tickpar-timing-", dir=out.parent) as tmp:
-            tmp_json = Path(tmp, "pyperf.json")
-            cmd = [
-                sys.executable, "-m", "tickpar.timing", *cell_args,
-                "--processes", str(processes), "--values", str(values), "--warmups", str(warmups),
-                "--loops", "1", "--output", str(tmp_json), *extra_args,
-            ]  # fmt: skip
-            if inherit:
-                cmd.append("--inherit-environ=" + ",".join(inherit))
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-            try:
-                output, _ = proc.communicate(timeout=timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                output, _ = proc.communicate()
-                timed_out = True
-            text = output.decode(errors="replace")
-            if log is not None:
-                log.write(text)
-            if timed_out:
-                record.update(status="timeout", reason=f"pyperf run exceeded its {timeout:g} s limit")
-            elif proc.returncode != 0 or not tmp_json.exists():
-                record.update(status="crash", reason=f"pyperf exited with status {proc.returncode}: {_tail(text)}")
-            else:
-                _read_pyperf(tmp_json, record)
-                os.replace(tmp_json, pyperf_out)
-                record["pyperf_file"] = pyperf_out.name
-    record["wall_s"] = time.perf_counter() - started
-    record["env"] = environment()
-    record["versions"] = versions()
-    record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    write_json_atomic(out, record)
-    return record
+    job = TimingJob(
+        cell, list(cell_args), Path(out), Path(pyperf_out) if pyperf_out else None,
+        str(check) if check else None, str(golden) if golden else None,
+    )  # fmt: skip
+    return measure_cells(
+        [job], rounds=processes, values=values, warmups=warmups, timeout=timeout, inherit_environ=inherit_environ,
+        extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
+    )[0]  # fmt: skip
 
 
-def _read_pyperf(path: Path, record: dict[str, Any]) -> None:
-    import pyperf
-
-    suite = pyperf.BenchmarkSuite.load(str(path))
-    bench_ = suite.get_benchmarks()[0]
-    vals = list(bench_.get_values())
-    record["values"] = vals
-    record["warmups"] = [w for run in bench_.get_runs() for _, w in (run.warmups or ())]
-    record["benchmark"] = bench_.get_name()
-    record["pyperf_metadata"] = {
-        k: v for k, v in bench_.get_metadata().items() if isinstance(v, (str, int, float, bool))
-    }
-    record.update(summarize(vals))
+# ---------------------------------------------------------------- front ends
 
 
 def add_cli_options(parser: argparse.ArgumentParser) -> None:
-    """``tickpar time``'s own options (the cell options come from the CLI)."""
-    parser.add_argument("--processes", type=int, default=2, help="pyperf -p: fresh worker processes (default 2)")
+    """``tickpar time``'s own options (the cell options come from :mod:`tickpar.cellargs`)."""
+    parser.add_argument("--processes", type=int, default=2, help="fresh worker processes = rounds (default 2)")
     parser.add_argument("--values", type=int, default=3, help="pyperf -n: values per process (default 3)")
     parser.add_argument("--warmups", type=int, default=1, help="pyperf -w: warm-ups per process (default 1)")
     parser.add_argument("--inherit-environ", default="", metavar="VARS", help="comma-separated variables for workers")
     parser.add_argument("--pyperf-arg", action="append", default=[], metavar="ARG", help="extra pyperf option")
     parser.add_argument("--pyperf-out", help="where the pyperf JSON goes (default: beside --out)")
     parser.add_argument("--check", help="correctness record: skip timing when its verdict is crash/timeout/deadlock")
+    parser.add_argument("--golden", help="golden record to check every timed run against (default: computed)")
+    parser.add_argument(
+        "--min-cpu-available", type=float, default=MIN_CPU_AVAILABLE, metavar="F",
+        help=f"rounds whose CPU-availability probe gives less are flagged contended (default {MIN_CPU_AVAILABLE})",
+    )  # fmt: skip
 
 
 def run_cli(args: argparse.Namespace, cell: Any) -> int:
     """``tickpar time``: 0 when timed, 1 when the record says it could not be (the record is written anyway)."""
-    if args.processes < 1 or args.values < 1 or args.warmups < 0:
-        raise ValueError("--processes and --values must be >= 1, --warmups >= 0")
+    if not 0.0 <= args.min_cpu_available <= 1.0:
+        raise ValueError(f"--min-cpu-available {args.min_cpu_available} is not allowed: a share in [0, 1]")
     with tempfile.TemporaryDirectory(prefix="tickpar-time-") as tmp:
         out = args.out or str(Path(tmp, "timing.json"))
         record = measure(
@@ -315,15 +607,64 @@ def run_cli(args: argparse.Namespace, cell: Any) -> int:
             inherit_environ=[v for v in args.inherit_environ.split(",") if v],
             extra_args=args.pyperf_arg,
             check=args.check,
+            golden=args.golden,
+            min_cpu_available=args.min_cpu_available,
             log=sys.stdout,
         )
+    print(_summary_line(cell, record))
+    return 0 if record["status"] == "ok" else 1
+
+
+def _summary_line(cell: Any, record: dict[str, Any]) -> str:
     line = f"{cell.strategy} on {cell.spec.workload} (workers={cell.workers}, seed={cell.spec.seed}): "
-    if record["status"] == "ok":
-        stdev = record["stdev_s"] or 0.0
-        print(line + f"{record['mean_s'] * 1e3:.2f} ms +- {stdev * 1e3:.2f} ms over {record['n_values']} values")
-        return 0
-    print(line + f"{record['status']}: {record['reason']}")
-    return 1
+    if record["status"] != "ok":
+        return line + f"{record['status']}: {record['reason']}"
+    stdev = record["stdev_s"] or 0.0
+    line += (
+        f"median {record['median_s'] * 1e3:.2f} ms, mean {record['mean_s'] * 1e3:.2f} ms +- {stdev * 1e3:.2f} ms"
+        f" over {record['n_values']} values; loop median {record['loop_median_s'] * 1e3:.2f} ms"
+        f" ({record['loop_source']}); timed runs {'exact' if record['timed_exact'] else 'NOT exact'}"
+        f"; CPU available >= {record['cpu_available_min']:.2f}"
+    )
+    if record["contended"]:
+        line += f" (CONTENDED: {record['n_contended']} values)"
+    return line
+
+
+def main_snakemake(smk: Any) -> None:
+    """Entry point of ``report/scripts/timing.py``: time one workload shape's cells in interleaved rounds."""
+    settings = smk.params.timing
+    jobs = [TimingJob.from_entry(entry) for entry in smk.params.cells]
+    with open(smk.log[0], "w") as log:
+        records = measure_cells(
+            jobs,
+            rounds=settings["processes"],
+            values=settings["values"],
+            warmups=settings["warmups"],
+            timeout=settings["timeout_s"],
+            inherit_environ=settings["inherit_environ"],
+            extra_args=settings["extra_args"],
+            min_cpu_available=settings["min_cpu_available"],
+            log=log,
+        )
+        index = {
+            "format": TIMING_FORMAT,
+            "cells": [
+                {
+                    "timing_path": str(job.out),
+                    "status": rec["status"],
+                    "median_s": rec["median_s"],
+                    "timed_exact": rec["timed_exact"],
+                    "contended": rec.get("contended"),
+                }
+                for job, rec in zip(jobs, records, strict=True)
+            ],
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        from tickpar.runner import write_json_atomic
+
+        write_json_atomic(smk.output[0], index)
+        log.write(f"tickpar: timed {len(jobs)} cells in {settings['processes']} interleaved rounds\n")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

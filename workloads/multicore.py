@@ -59,6 +59,11 @@ The caches are not coherent (the shared region may be dirty in several L1s):
 this is a timing model for the event loop, not a memory-consistency model.
 The run ends when every CPU has issued ``requests_per_core`` requests and
 every response has arrived: the queue drains (``end_tick`` is ``None``).
+
+Statistics (:meth:`Multicore.stats`): ``sim_ticks`` (simulated time until the
+last CPU has all its requests answered: the latest CPU's last response),
+``mean_load_latency`` (ticks from a load's issue to its response reaching the
+CPU, over every load) and ``l1_hit_rate`` (L1 hits over L1 lookups).
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ from typing import Any
 
 from tickpar.eventq import Priority
 from tickpar.model import Component, Link, Model, ModelEvent
+from tickpar.oracle import OracleRecord
 from tickpar.params import Param, ParamError
 from tickpar.plugins import Workload
 
@@ -334,6 +340,7 @@ class CPU(Clocked):
         self.loads = 0
         self.stores = 0
         self.latency_sum = 0
+        self.load_latency_sum = 0
         self.latency_max = 0
         self.ticks = 0
         self.stall_cycles = 0
@@ -396,6 +403,8 @@ class CPU(Clocked):
         arrived = self.when
         latency = arrived - pkt[2]
         self.latency_sum += latency
+        if pkt[0] == READ_RESP:
+            self.load_latency_sum += latency
         if latency > self.latency_max:
             self.latency_max = latency
         self.completed += 1
@@ -421,7 +430,12 @@ class CPU(Clocked):
             self.ticks,
             self.stall_cycles,
             self.offset,
-        )
+            self.load_latency_sum,
+        )  # Multicore.stats reads it by position
+
+
+_CPU_LOADS, _CPU_LOAD_LATENCY = 3, 10  # positions in CPU.state()
+_L1_HITS, _L1_MISSES = 0, 1  # positions in L1Cache.state()
 
 
 class L1Cache(Clocked):
@@ -860,6 +874,25 @@ class Multicore(Workload):
         ),
         "work_us": Param(float, 0.0, "synthetic work per event, microseconds", min=0.0, max=1e6),
     }
+    statistics = {
+        "sim_ticks": "simulated time until every CPU has all its requests answered, ticks",
+        "mean_load_latency": "mean ticks from a load's issue to its response at the CPU",
+        "l1_hit_rate": "L1 hits over L1 lookups",
+    }
+
+    def traits(self, params: dict[str, Any]) -> frozenset[str]:
+        """Stored ticks (layers, DRAM responses, a CPU's resume edge) and several event names per cache
+        always; direct calls with ``direct_calls``; CPUs ticking on shared clock edges from two cores;
+        a long run from 1000 requests in all (cores x requests_per_core: thousands of events, several in
+        flight; tests/test_split.py checks split's promised failure at that size over interleavings)."""
+        traits = {"stored_ticks", "several_named_events"}
+        if params["direct_calls"]:
+            traits.add("direct_calls")
+        if params["cores"] >= 2:
+            traits.add("many_events_per_tick")
+        if params["cores"] * params["requests_per_core"] >= 1000:
+            traits.add("long_run")
+        return frozenset(traits)
 
     def check_params(self, params: dict[str, Any]) -> None:
         what = "workload multicore parameter"
@@ -929,6 +962,19 @@ class Multicore(Workload):
         if p["warm_caches"]:
             _warm(cpus, l1s, banks, p)
         model.end_tick = None
+
+    def stats(self, record: OracleRecord) -> dict[str, float]:
+        # Components by the names build() gives them: system.cpu<i> and system.cpu<i>.dcache.
+        cpus = [e for name, e in record.components.items() if name.startswith("system.cpu") and name.count(".") == 1]
+        l1s = [e for name, e in record.components.items() if name.startswith("system.cpu") and name.endswith(".dcache")]
+        loads = sum(e["state"][_CPU_LOADS] for e in cpus)
+        hits = sum(e["state"][_L1_HITS] for e in l1s)
+        lookups = hits + sum(e["state"][_L1_MISSES] for e in l1s)
+        return {
+            "sim_ticks": float(max((e["last_tick"] or 0 for e in cpus), default=0)),
+            "mean_load_latency": sum(e["state"][_CPU_LOAD_LATENCY] for e in cpus) / loads if loads else 0.0,
+            "l1_hit_rate": hits / lookups if lookups else 0.0,
+        }
 
 
 def _warm(cpus: list[CPU], l1s: list[L1Cache], banks: list[L2Bank], p: dict[str, Any]) -> None:

@@ -11,6 +11,10 @@ synthetic work.  The run stops at ``end_tick``.
 
 Links: every LP has a link to every LP (itself included) with latency
 ``lookahead``, so the lookahead between any two LPs is exactly ``lookahead``.
+
+Statistics (:meth:`Phold.stats`): ``events_processed`` (events the LPs
+received before the end) and ``mean_hops`` (the mean hop count of those
+events: how many times an event of the population had been forwarded).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from tickpar.model import Component, Link, Model
+from tickpar.oracle import OracleRecord
 from tickpar.params import Param, ParamError
 from tickpar.plugins import Workload
 
@@ -96,7 +101,10 @@ class PholdLP(Component):
         link.send(hops + 1, delay)
 
     def state(self) -> tuple[int, ...]:
-        return (self.received, self.sent_remote, self.hop_sum)
+        return (self.received, self.sent_remote, self.hop_sum)  # Phold.stats reads it by position
+
+
+_RECEIVED, _HOP_SUM = 0, 2  # positions in PholdLP.state()
 
 
 class Phold(Workload):
@@ -112,6 +120,25 @@ class Phold(Workload):
         "end_tick": Param(int, 20_000, "stop the simulation at this tick", min=1, max=10**15),
         "work_us": Param(float, 0.0, "synthetic work per event, microseconds", min=0.0, max=1e6),
     }
+    statistics = {
+        "events_processed": "events the LPs received before the end",
+        "mean_hops": "mean hop count of the received events",
+    }
+
+    def traits(self, params: dict[str, Any]) -> frozenset[str]:
+        """Every arrival is ``cur_tick + lookahead + delay`` (no stored ticks), one event name per LP.
+
+        ``many_events_per_tick`` when ``granularity`` rounds arrivals onto shared ticks (and there are
+        several LPs); ``long_run`` when each LP gets ~100 events or more (population x end_tick over the
+        mean increment) with several events pending at once.
+        """
+        traits = set()
+        if params["granularity"] > 1 and params["lps"] > 1:
+            traits.add("many_events_per_tick")
+        per_lp = params["population"] * params["end_tick"] / (params["lookahead"] + params["mean"])
+        if per_lp >= 100 and params["lps"] * params["population"] > 1:
+            traits.add("long_run")
+        return frozenset(traits)
 
     def check_params(self, params: dict[str, Any]) -> None:
         if params["remote"] > 0 and params["lps"] < 2:
@@ -123,3 +150,9 @@ class Phold(Workload):
             for dst in lps:
                 src.out.append(model.link(src, dst, "on_event", params["lookahead"], event_name=f"{dst.name}.msgEvent"))
         model.end_tick = params["end_tick"]
+
+    def stats(self, record: OracleRecord) -> dict[str, float]:
+        states = [entry["state"] for entry in record.components.values()]
+        received = sum(state[_RECEIVED] for state in states)
+        hops = sum(state[_HOP_SUM] for state in states)
+        return {"events_processed": float(received), "mean_hops": hops / received if received else 0.0}

@@ -10,9 +10,11 @@ One module per job:
 * :mod:`~tickpar.pdes.packets`: the packet kinds LPs exchange;
 * :mod:`~tickpar.pdes.lp`: the logical process (queue, outboxes, serving, start barrier);
 * :mod:`~tickpar.pdes.sync`: the synchronisation policies, by name:
-  :mod:`~tickpar.pdes.window` (YAWNS window barrier) and
+  :mod:`~tickpar.pdes.window` (YAWNS window barrier),
   :mod:`~tickpar.pdes.nullmsg` (Chandy–Misra–Bryant null messages) with
-  :mod:`~tickpar.pdes.safra` (Safra's termination detection);
+  :mod:`~tickpar.pdes.safra` (Safra's termination detection), and
+  :mod:`~tickpar.pdes.quantum` (gem5's fixed quantum barrier, relaxed beyond
+  the lookahead; the ``quantum`` strategy);
 * :mod:`~tickpar.pdes.errors`: LP errors across process boundaries;
 * :mod:`~tickpar.pdes.launch`: threads, worker processes and MPI ranks;
 * :mod:`~tickpar.pdes.mpi_rank`: the entry point of one MPI rank

@@ -401,4 +401,7 @@ class LogicalProcess:
             "gem5_tie_reorders": self.reorders,
             "gem5_tie_unresolved": self.unresolved,
         }
+        policy_stats = getattr(self.sync, "stats", None)  # a policy's own figures (e.g. quantum's late events)
+        if policy_stats is not None:
+            stats.update(policy_stats())
         return LPResult(self.index, record, stats, self.error)

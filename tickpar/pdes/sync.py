@@ -11,11 +11,14 @@ A policy is an object made per LP from the :class:`~tickpar.pdes.plan.Plan`
   deliver); raise :class:`~tickpar.pdes.errors.Aborted` when a peer failed;
 * ``abort(lp)``: tell the peers this LP failed (``lp.error``) and take part in
   the ending, so no peer waits for it;
-* ``abandon(lp)``: a peer aborted during the start barrier: end quietly.
+* ``abandon(lp)``: a peer aborted during the start barrier: end quietly;
+* optionally ``stats()``: the policy's own figures for this LP (a dict),
+  added to the LP's result statistics (e.g. the quantum policy's late events).
 
 :data:`SYNCS` names the policies a plan may ask for.  A new policy (e.g. gem5's
-fixed-quantum barrier, a :class:`~tickpar.pdes.window.WindowSync` with another
-``window_end``) is one class and one entry here; every transport and launcher
+fixed-quantum barrier, :class:`~tickpar.pdes.quantum.QuantumSync`, a
+:class:`~tickpar.pdes.window.WindowSync` with another ``window_end``) is one
+class and one entry here; every transport and launcher
 works with it unchanged.
 """
 
@@ -26,6 +29,7 @@ from typing import Any, Protocol
 from tickpar.pdes.lp import LogicalProcess
 from tickpar.pdes.nullmsg import NullMessageSync
 from tickpar.pdes.plan import Plan
+from tickpar.pdes.quantum import QuantumSync
 from tickpar.pdes.window import WindowSync
 
 __all__ = ["SYNCS", "SyncPolicy", "sync_policy"]
@@ -45,7 +49,11 @@ class SyncPolicy(Protocol):
 
 
 #: Policy name -> class (instantiated once per LP with the plan).
-SYNCS: dict[str, Any] = {WindowSync.name: WindowSync, NullMessageSync.name: NullMessageSync}
+SYNCS: dict[str, Any] = {
+    WindowSync.name: WindowSync,
+    NullMessageSync.name: NullMessageSync,
+    QuantumSync.name: QuantumSync,
+}
 
 
 def sync_policy(plan: Plan) -> SyncPolicy:

@@ -1,0 +1,9 @@
+"""Snakemake script: one strategy's failure page (see tickpar/report_failures.py)."""
+
+import sys
+
+from tickpar.report_failures import main_snakemake
+
+smk = globals()["snakemake"]
+sys.stderr = sys.stdout = open(smk.log[0], "w")
+main_snakemake(smk)

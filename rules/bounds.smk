@@ -1,0 +1,88 @@
+# Bounds and predictions (tickpar/prediction.py): the `here` preset's costs calibrated once per sweep,
+# then per timed workload shape its event DAG (one work-free sequential run per order, work metered)
+# -> ideal, bound and predicted speedups of each timed strategy variant for P = 1, 2, 4 ... 64;
+# then results/prediction.csv beside the measured points. The calibration runs alone (bench, load: it
+# times synchronisation); a shape job (about a second, one core) runs beside correctness jobs like one.
+import json
+
+from tickpar.sweep import format_value
+
+
+def bounds_shapes():
+    """(workload, shape) -> its timed cells, one per strategy variant, order and work mode."""
+    shapes = {}
+    for cell in SWEEP.timed:
+        shapes.setdefault((cell.workload, cell.shape), []).append(cell)
+    return shapes
+
+
+BOUNDS_SHAPES = bounds_shapes()
+BOUNDS_PATHS = [f"results/bounds/{w}/{s}.json" for w, s in BOUNDS_SHAPES]
+
+
+def bounds_args(wildcards):
+    cells = BOUNDS_SHAPES[(wildcards.workload, wildcards.shape)]
+    first = min(cells, key=lambda c: c.seed)
+    variants = [
+        {"strategy": c.strategy, "variant": c.variant, "options": c.options, "order": c.order, "work": c.work}
+        for c in cells
+    ]
+    variants = list({json.dumps(v, sort_keys=True): v for v in variants}.values())
+    workers = sorted({1, 2, 4, 8, 16, 32, 64} | {c.workers for c in SWEEP.cells})
+    args = ["--workload", first.workload, "--shape", first.shape, "--seed", str(first.seed)]
+    for k, v in first.params.items():
+        args += ["--param", f"{k}={format_value(v)}"]
+    args += ["--cells", json.dumps(variants, sort_keys=True), "--workers", ",".join(map(str, workers))]
+    return shlex.join(args)
+
+
+rule bounds_calibration:
+    output:
+        "results/bounds/calibration.json",
+    log:
+        "results/logs/bounds/calibration.log",
+    params:
+        py=PY,
+    priority: 5
+    resources:
+        bench=1,
+        load=LOAD,
+    shell:
+        "{params.py} -m tickpar.prediction calibrate --out {output} > {log} 2>&1"
+
+
+rule bounds:
+    input:
+        calibration="results/bounds/calibration.json",
+    output:
+        "results/bounds/{workload}/{shape}.json",
+    log:
+        "results/logs/bounds/{workload}/{shape}.log",
+    params:
+        args=bounds_args,
+        py=PY,
+    priority: 5
+    resources:
+        load=1,
+    shell:
+        "{params.py} -m tickpar.prediction shape {params.args} --calibration {input.calibration}"
+        " --out {output} > {log} 2>&1"
+
+
+rule prediction:
+    input:
+        summary="results/summary.csv",
+        shapes=BOUNDS_PATHS,
+    output:
+        report(
+            "results/prediction.csv",
+            caption="../report/prediction.rst",
+            category="Tables",
+            labels={"table": "prediction.csv"},
+        ),
+    log:
+        "results/logs/prediction.log",
+    params:
+        py=PY,
+    shell:
+        "{params.py} -m tickpar.prediction table {input.summary} {input.shapes} --out {output} > {log} 2>&1"

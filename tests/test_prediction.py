@@ -1,0 +1,188 @@
+"""tickpar.prediction: cost presets, the sync-cost model, per-strategy bounds and predictions, the tables."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tickpar.bounds import Dag, Overheads
+from tickpar.eventq import canonical_source
+from tickpar.prediction import (
+    CXX,
+    PREDICTION_COLUMNS,
+    Preset,
+    bound_columns,
+    fit_sync,
+    main,
+    measured_speedups,
+    prediction_table,
+    preset,
+    shape_bounds,
+    strategy_time,
+)
+from tickpar.runner import resolve_cell
+
+#: A calibration record as `calibrate` writes it, with round figures (no measuring in tests).
+CALIBRATION = {
+    "cores": 2,
+    "o_event_s": 1e-6,
+    "work": {"gil-release": [1e-6, 1e-6], "gil-hold": [0.0, 1e-6]},
+    "sync_model": {"threads": [5e-5, 1e-5], "processes": [4e-5, 1e-5], "mpi": [4e-5, 1e-5]},
+    "o_msg_s": {"threads": 5e-7, "processes": 2e-6, "mpi": 2e-6},
+}
+
+
+def _independent(n: int, engine: float, work_us: float) -> Dag:
+    """n independent events of n components in one tick, each ``engine`` s of engine cost and ``work_us`` of work."""
+    records = [(c, 5, 0, canonical_source(c, 1), 1, 1, engine, work_us, 1) for c in range(n)]
+    lookahead = [(a, b, 10) for a in range(n) for b in range(n) if a != b]
+    return Dag.from_records(records, n, lookahead)
+
+
+def _costs(gil: bool, o_sync: float = 0.0) -> Preset:
+    return Preset("t", "threads", "gil-release", Overheads("t", 0.0, o_sync), None, 0.0, 1.0, gil)
+
+
+def test_fit_sync_is_least_squares_in_log2_p() -> None:
+    """a + b log2 P through exact points; one point or a falling trend gives a flat model."""
+    a, b = fit_sync({1: 3.0, 2: 5.0, 4: 7.0})
+    assert (a, b) == pytest.approx((3.0, 2.0))
+    assert fit_sync({2: 4.0}) == (4.0, 0.0)
+    assert fit_sync({1: 5.0, 2: 3.0}) == (4.0, 0.0)
+    with pytest.raises(ValueError):
+        fit_sync({})
+
+
+def test_presets_carry_their_costs_and_cxx_cites_a_source_for_each() -> None:
+    """cxx: every figure positive and sourced; here: from the calibration, sync extrapolated by its model."""
+    for name, entry in CXX.items():
+        assert entry["value"] > 0 and len(entry["source"]) > 20, name
+    cxx = preset("cxx", "threads", "gil-release")
+    assert cxx.event_s == CXX["event_s"]["value"] and not cxx.gil
+    assert cxx.overheads.sync(64) == pytest.approx(CXX["sync_a_s"]["value"] + 6 * CXX["sync_b_s"]["value"])
+    here = preset("here", "threads", "gil-release", CALIBRATION)
+    assert here.gil and here.event_s is None
+    assert here.overheads.sync(16) == pytest.approx(5e-5 + 4 * 1e-5)
+    assert preset("here", "processes", "gil-release", CALIBRATION).overheads.sync(1) == 0.0
+    assert not preset("here", "mpi", "gil-release", CALIBRATION).gil
+    for bad in (("fast", "threads"), ("here", "threads"), ("cxx", "gpu")):
+        with pytest.raises(ValueError, match=r"not allowed|needs a calibration"):
+            preset(bad[0], bad[1], "none")
+
+
+def test_tick_barrier_time_with_and_without_the_gil() -> None:
+    """Four independent events of 1 s engine + 3 s work: 4 workers -> 4 s, but the GIL serialises the engine parts."""
+    dag = _independent(4, 1.0, 3.0)
+    t1, free = strategy_time(dag, "tick-barrier", {}, _costs(gil=False), (1, 2, 4), optimistic=True)
+    assert t1 == pytest.approx(16.0)
+    assert free == pytest.approx({1: 16.0, 2: 8.0, 4: 4.0})
+    _, held = strategy_time(dag, "tick-barrier", {}, _costs(gil=True, o_sync=0.5), (1, 2, 4), optimistic=True)
+    assert held == pytest.approx({1: 16.0, 2: 8.5, 4: 4.5})  # GIL floor 4 s + one barrier: 4.5 s
+    assert strategy_time(dag, "sequential", {}, _costs(gil=True), (1, 4), optimistic=True)[1] == {1: 16.0, 4: 16.0}
+
+
+def test_bound_is_never_below_the_prediction_and_never_above_p() -> None:
+    """On a real PHOLD DAG: for every modelled strategy, speedup(prediction) <= speedup(bound) <= P."""
+    spec = resolve_cell("phold", {"end_tick": 800, "granularity": 20, "work_us": 50}, "sequential", {}, 1, 3).spec
+    cells = [
+        {"strategy": "tick-barrier", "variant": "component", "options": {}, "order": "gem5", "work": "gil-release"},
+        {"strategy": "conservative", "variant": "w", "options": {"sync": "window"}, "order": "gem5",
+         "work": "gil-release"},
+        {"strategy": "conservative", "variant": "n", "options": {"sync": "null-message", "backend": "processes"},
+         "order": "gem5", "work": "gil-release"},
+        {"strategy": "split", "variant": "name", "options": {}, "order": "gem5", "work": "gil-release"},
+        {"strategy": "mystery", "variant": "x", "options": {}, "order": "gem5", "work": "gil-release"},
+    ]  # fmt: skip
+    record = shape_bounds("phold", "g20", spec, cells, CALIBRATION, (1, 2, 4, 16))
+    assert record["unmodelled"] == ["mystery"]
+    rows = pd.DataFrame(record["rows"])
+    assert len(rows) == 4 * 2 * 4  # strategies x presets x P
+    here = rows[rows["preset"] == "here"]
+    assert (here["predicted_speedup"] <= here["bound_speedup"] + 1e-9).all()
+    assert (rows["predicted_speedup"] <= rows["workers"] + 1e-9).all()
+    assert rows[rows["preset"] == "cxx"]["bound_speedup"].isna().all()
+    ideal = pd.DataFrame(record["ideal"])
+    assert (ideal["ideal_speedup"] <= ideal["workers"] + 1e-9).all() and ideal["ideal_speedup"].iloc[0] == 1.0
+    json.dumps(record)  # the record is what the pipeline writes
+
+
+def _summary() -> pd.DataFrame:
+    rows = []
+    for seed, (speed, loop, timed_exact, contended) in enumerate(((1.5, 1.6, True, False), (1.7, 1.8, False, False),
+                                                                   (1.4, 1.5, True, True))):  # fmt: skip
+        rows.append({"workload": "phold", "shape": "s", "strategy": "conservative", "variant": "w",
+                     "order": "canonical", "work": "gil-release", "workers": 2, "seed": seed, "verdict": "exact",
+                     "speedup": speed,
+                     "loop_speedup": loop, "timed_exact": timed_exact, "contended": contended})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _shape_file(tmp_path: Path) -> Path:
+    rows = [{"strategy": "conservative", "variant": "w", "order": "canonical", "work": "gil-release", "preset": pre,
+             "workers": p, "predicted_speedup": 1.2 * p ** 0.5, "bound_speedup": 1.9 if pre == "here" else None}
+            for pre in ("here", "cxx") for p in (1, 2, 4)]  # fmt: skip
+    ideal = [{"order": "canonical", "work": "gil-release", "workers": p, "ideal_speedup": float(p)} for p in (1, 2, 4)]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"format": "tickpar.shape-bounds/1", "workload": "phold", "shape": "s",
+                                "rows": rows, "ideal": ideal}))  # fmt: skip
+    return path
+
+
+def test_measured_points_count_only_exact_uncontended_timed_runs() -> None:
+    """timed_exact false and contended rows are left out; loop_speedup is preferred; absent columns mean 'counts'."""
+    got = measured_speedups(_summary())
+    assert len(got) == 1 and got["measured"].iloc[0] == pytest.approx(1.6) and got["measure"].iloc[0] == "loop_speedup"
+    bare = _summary().drop(columns=["timed_exact", "contended", "loop_speedup"])
+    assert measured_speedups(bare)["measured"].iloc[0] == pytest.approx(1.5)  # median of 1.4, 1.5, 1.7
+
+
+def test_bound_columns_and_prediction_table(tmp_path: Path) -> None:
+    """The summary gets the here-bound and the ideal per cell; prediction.csv the relative error at measured P."""
+    path = _shape_file(tmp_path)
+    summary = _summary()
+    summary.loc[len(summary)] = {**summary.iloc[0].to_dict(), "shape": "other"}
+    out = bound_columns(summary, [path, tmp_path / "missing.json"])
+    assert list(out.index) == list(summary.index)
+    assert out["bound_speedup"].iloc[0] == pytest.approx(1.9) and out["ideal_speedup"].iloc[0] == pytest.approx(2.0)
+    assert math.isnan(out["bound_speedup"].iloc[-1])
+    table = prediction_table(summary, [path])
+    assert tuple(table.columns) == PREDICTION_COLUMNS and len(table) == 6
+    at2 = table[(table["workers"] == 2) & (table["preset"] == "here")].iloc[0]
+    assert at2["measured_speedup"] == pytest.approx(1.6)
+    assert at2["rel_error"] == pytest.approx((1.2 * 2**0.5 - 1.6) / 1.6)
+    assert table[table["workers"] == 4]["measured_speedup"].isna().all()
+    assert prediction_table(summary, []).empty
+
+
+def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m tickpar.prediction shape` with bad cells or params: exit 2, one line on stderr."""
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps(CALIBRATION))
+    base = ["shape", "-w", "phold", "--shape", "s", "--calibration", str(cal), "--out", str(tmp_path / "o.json")]
+    for extra in (["--cells", "{nope"], ["--cells", "[]", "-p", "lps=0"], ["--cells", "[]", "--workers", "0"]):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("tickpar.prediction: error:"), err
+    assert main([*base, "--cells", "[]", "-p", "end_tick=300"]) == 0
+    assert json.loads((tmp_path / "o.json").read_text())["rows"] == []
+    assert np.isfinite(json.loads((tmp_path / "o.json").read_text())["seconds"])
+
+
+def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
+    """One calibration: positive per-event, per-message and window-exchange costs; a preset per backend from it."""
+    from tickpar.prediction import calibrate
+
+    cal = calibrate(cores=2, work_modes=("gil-release",))
+    assert cal["o_event_s"] > 0 and set(cal["o_msg_s"]) == {"threads", "processes", "mpi"}
+    assert all(v > 0 for v in cal["sync_measured"]["processes"].values())
+    assert all(v > 0 for v in cal["sync_measured"]["threads"].values())
+    per_call, per_us = cal["work"]["gil-release"]
+    assert per_us > 0 and per_call >= 0
+    for backend in ("threads", "processes", "mpi"):
+        costs = preset("here", backend, "gil-release", json.loads(json.dumps(cal)))
+        assert costs.overheads.sync(1) == 0.0 and costs.overheads.sync(64) >= costs.overheads.sync(2) > 0

@@ -1,0 +1,121 @@
+"""tickpar.report and tickpar.report_speed: counted points, bounds beside speedups, break-even, pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from tickpar import report
+from tickpar.report_speed import breakeven_points, counted, fig_breakeven, speed_findings, speedup_table
+
+
+def _row(shape: str, label: str, workers: int, work_us: float, speedup: float, **kw: object) -> dict[str, object]:
+    strategy, _, variant = label.partition("/")
+    return {
+        "workload": "phold", "shape": shape, "family": "fine", "strategy": strategy, "variant": variant or "default",
+        "label": label, "workers": workers, "seed": 1, "order": "gem5", "work": "gil-release", "verdict": "exact",
+        "timing_status": "ok", "speedup": speedup, "speedup_lo": speedup * 0.9, "speedup_hi": speedup * 1.1,
+        "efficiency": speedup / workers, "us_per_event": 10.0, "overhead_us_per_event": 1.0,
+        "param_work_us": work_us, "bound_speedup": 1.0 if workers == 1 else 1.8, "ideal_speedup": float(workers),
+        "timed_exact": True, "contended": False, **kw,
+    }  # fmt: skip
+
+
+def _summary() -> pd.DataFrame:
+    """Work 1, 10, 100 us: tick-barrier at 2 workers goes 0.5, 0.8, 1.6; conservative never reaches 1."""
+    rows = []
+    for work, shape in ((1.0, "fine"), (10.0, "fine.work_us10"), (100.0, "fine.work_us100")):
+        rows.append(_row(shape, "sequential", 1, work, 1.0))
+        for label, speeds in (("tick-barrier/component", (0.5, 0.8, 1.6)), ("conservative/w", (0.3, 0.4, 0.6))):
+            speed = speeds[[1.0, 10.0, 100.0].index(work)]
+            rows.append(_row(shape, label, 1, work, 0.9))
+            rows.append(_row(shape, label, 2, work, speed, loop_speedup=speed * 1.1, loop_speedup_lo=speed,
+                             loop_speedup_hi=speed * 1.2))  # fmt: skip
+    df = pd.DataFrame(rows)
+    return report.prepare(df)
+
+
+def _prediction() -> pd.DataFrame:
+    rows = []
+    for preset in ("here", "cxx"):
+        for p in (1, 2, 4, 8):
+            rows.append({"workload": "phold", "shape": "fine.work_us100", "strategy": "tick-barrier",
+                         "variant": "component", "preset": preset, "workers": p, "predicted_speedup": min(p, 1.5),
+                         "measured_speedup": 1.76 if p == 2 else None,
+                         "rel_error": (1.5 - 1.76) / 1.76 if p == 2 else None, "order": "gem5",
+                         "work": "gil-release"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_only_exact_uncontended_timed_runs_count() -> None:
+    """A point whose timed run was not exact, or that ran under contention, is drawn but never counted."""
+    df = _summary()
+    assert len(counted(df)) == len(df)
+    df.loc[df.index[4], "timed_exact"] = False
+    df.loc[df.index[2], "contended"] = True
+    assert len(counted(df)) == len(df) - 2
+    assert len(counted(df.drop(columns=["timed_exact", "contended"]))) == len(df)  # the columns may be absent
+    text = " ".join(speed_findings(df, pd.DataFrame()))
+    assert "2 of 12 timed parallel cells do not count" in text
+    assert "1 with a timed run that was not exact" in text and "1 timed under contention" in text
+
+
+def test_findings_give_break_even_best_interval_bound_fraction_and_prediction_error() -> None:
+    """Per strategy and family: log-space break-even or 'beyond X', the best loop speedup, of bound, rel error."""
+    text = "\n".join(speed_findings(_summary(), _prediction()))
+    tick = next(line for line in text.splitlines() if line.startswith("tick-barrier/component on phold/fine"))
+    assert "best loop speedup 1.76x (95% interval 1.60-1.92)" in tick and "98% of its bound 1.80x" in tick
+    assert f"breaks even at about {10 ** (1 + 0.2 / 0.8):.3g}" in tick
+    assert "prediction error (median |rel_error| over shapes) 15% at P=2" in tick
+    cons = next(line for line in text.splitlines() if line.startswith("conservative/w on phold/fine"))
+    assert "break-even beyond 100 (the largest value swept)" in cons
+
+
+def test_speedup_table_shows_both_speedups_with_intervals_and_achieved_over_bound() -> None:
+    table = speedup_table(_summary())
+    row = table[(table["label"] == "tick-barrier/component") & (table["where"] == "phold/fine.work_us100")]
+    row = row[row["P"] == 2].iloc[0]
+    assert row["speedup [95%]"] == "1.60 [1.44, 1.76]" and row["loop [95%]"] == "1.76 [1.60, 1.92]"
+    assert row["bound"] == "1.80" and row["of bound"] == "98%" and row["counted"] == "yes"
+
+
+def test_breakeven_figure_has_a_log_x_axis() -> None:
+    df = _summary()
+    pts = breakeven_points(df)
+    assert sorted(pts["x"].unique()) == [1.0, 10.0, 100.0]
+    fig = fig_breakeven(df, report._palette(df))
+    assert {ax.get_xscale() for ax in fig.axes if ax.has_data()} == {"log"}
+    plt.close(fig)
+
+
+def test_render_writes_every_registered_page_and_a_new_page_is_one_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The PDF has one page per registry entry, in order; adding a Page adds its figure file and PDF page."""
+    plt.close("all")
+    summary = tmp_path / "summary.csv"
+    _summary().to_csv(summary, index=False)
+    prediction = tmp_path / "prediction.csv"
+    _prediction().to_csv(prediction, index=False)
+
+    def extra_page(data: report.ReportData) -> plt.Figure:
+        fig, ax = plt.subplots()
+        ax.plot([1, 2], [len(data.df), len(data.prediction)])
+        return fig
+
+    assert report.PDF_PAGES[:2] == ("findings", "environment") and "scaling" in report.FIGURES
+    kept = [p for p in report.PAGES if p.name in ("findings", "scaling", "speedup table")]  # a fast subset
+    monkeypatch.setattr(report, "PAGES", [*kept, report.Page("extra", extra_page)])
+    names = [p.name for p in report.PAGES]
+    figures = [p.name for p in report.PAGES if p.figure]
+    outputs: dict[str, str | Path] = {name: tmp_path / f"{name}.png" for name in figures}
+    outputs.update(findings=tmp_path / "f.html", environment=tmp_path / "e.html", pdf=tmp_path / "r.pdf")
+    pages = report.render(summary, outputs, prediction=prediction)
+    assert list(dict.fromkeys(pages)) == names
+    for name in figures:
+        assert Path(outputs[name]).stat().st_size > 1000, name
+    assert names == ["findings", "scaling", "speedup table", "extra"]
+    assert "of its bound" in Path(outputs["findings"]).read_text()

@@ -1,0 +1,617 @@
+"""Cost presets, each strategy's bound and its predicted scaling, per workload shape (DESIGN §9).
+
+One event DAG per shape (and order) is recorded with *metered* work
+(:func:`tickpar.bounds.record_dag`, ``meter_work=True``: the engine and handler
+cost of each event, and the ``work_us`` it asked for), so a shape costs one
+work-free sequential run whatever its ``work_us``.  A cost preset turns it into
+seconds:
+
+``here`` (:func:`calibrate`, measured once per sweep on this machine)
+    engine cost per event: the recorded ``cost_s``; synthetic work: the work
+    model's ``per_call_s + per_us_s * us``, fitted from timed calls;
+    ``o_event``: the sequential engine's own per-event cost with no work;
+    sync per batch/window ``o_sync(P) = a + b * log2(P)`` (0 at ``P = 1``),
+    fitted (least squares, ``b >= 0``) to window exchanges measured at
+    ``2 <= P <= cores`` only, never oversubscribed, and extrapolated beyond:
+    each of ``P`` LPs sends a packet to every other and waits for theirs, over
+    the strategy's own transports (:class:`tickpar.pdes.transport.ThreadTransport` between
+    threads, :class:`tickpar.pdes.transport.SocketTransport` between forked processes);
+    MPI takes the processes figure (no ``mpiexec`` during calibration; MPICH's
+    spinning exchange is faster, so an MPI run may beat its "bound"); a tick-barrier
+    batch is charged the threads exchange; ``o_msg`` per cross-LP event: a locked deque hand-off (threads) or a
+    pickle round trip of a message tuple (processes, MPI).  With a threads
+    backend the GIL serialises everything but GIL-releasing work, so a
+    threads run also takes at least the sum of the engine costs plus
+    ``o_event`` per event (plus the work under ``gil-hold``).
+``cxx`` (gem5-like C++, :data:`tickpar.bounds.CXX`, each figure with its source)
+    engine cost per event replaced by gem5's, work as requested, no GIL.
+
+Per strategy (:func:`strategy_time`): ``sequential`` is the reference (1);
+``split`` pops every event under one queue lock (``max(work / P, events *
+o_event)``); ``tick-barrier`` and ``conservative`` (``sync=window`` or
+``null-message``, ``P`` LPs) are :mod:`tickpar.bounds`' structural models
+(tick-barrier groups by component, also for ``lock_key=name``, which is exact
+only where names and components coincide).
+The *bound* (``bound_speedup``, preset ``here``) takes each batch's makespan
+as ``max(largest group, work / P)``: no schedule beats it.  The *prediction*
+(``predicted_speedup``, both presets, ``P = 1, 2, 4, ... 64``) schedules
+groups longest first (LPT) instead.  Both are loop-only: process and rank
+start-up are not modelled, so they compare with ``loop_speedup`` where the
+summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
+``min(P, work / critical path)``, without overheads.
+
+Outputs: one JSON per shape (:func:`shape_bounds`, ``results/bounds/{workload}/{shape}.json``),
+the summary columns (:func:`bound_columns`) and ``results/prediction.csv``
+(:func:`prediction_table`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import pickle
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tickpar.bounds import (
+    CXX,
+    Dag,
+    Overheads,
+    balanced_partition,
+    calibrate_event_cost,
+    critical_path,
+    cxx_overheads,
+    null_message_time,
+    record_dag,
+    tick_barrier_time,
+    window_time,
+)
+from tickpar.plugins import RunSpec
+
+__all__ = [
+    "BACKENDS",
+    "CXX",
+    "MODELLED",
+    "PREDICTION_COLUMNS",
+    "PREDICT_WORKERS",
+    "PRESETS",
+    "Preset",
+    "bound_columns",
+    "calibrate",
+    "fit_sync",
+    "measured_speedups",
+    "prediction_table",
+    "preset",
+    "shape_bounds",
+    "strategy_time",
+]
+
+PRESETS = ("here", "cxx")
+#: Strategies with a structural model (:func:`strategy_time`); others get no bound (their cells: NaN).
+MODELLED = ("sequential", "split", "tick-barrier", "conservative")
+PREDICT_WORKERS = (1, 2, 4, 8, 16, 32, 64)
+BACKENDS = ("threads", "processes", "mpi")
+PREDICTION_COLUMNS = (
+    "workload", "shape", "strategy", "variant", "preset", "workers",
+    "predicted_speedup", "measured_speedup", "rel_error", "order", "work",
+)  # fmt: skip
+SHAPE_FORMAT = "tickpar.shape-bounds/1"
+
+
+# -- presets -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Preset:
+    """Costs of one preset for one backend and work mode (seconds)."""
+
+    name: str
+    backend: str
+    work_mode: str
+    overheads: Overheads
+    event_s: float | None
+    """Engine cost per event; ``None``: the DAG's recorded ``cost_s``."""
+    work_per_call_s: float
+    work_per_us_s: float
+    gil: bool
+    """Python threads: only GIL-releasing work runs in parallel."""
+
+
+def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
+    """``(a, b)`` of ``o_sync(P) = a + b * log2(P)``, least squares over the measured ``P`` (``b >= 0``)."""
+    ps = sorted(int(p) for p in points)
+    if not ps:
+        raise ValueError("no sync measurements to fit")
+    x = np.log2(np.asarray(ps, dtype=np.float64))
+    y = np.asarray([float(points[p]) for p in ps], dtype=np.float64)
+    if len(ps) == 1 or np.ptp(x) == 0:
+        return float(y.mean()), 0.0
+    b, a = np.polyfit(x, y, 1)
+    if b < 0:
+        return float(y.mean()), 0.0
+    return float(a), float(b)
+
+
+def _sync_fn(a: float, b: float, one_free: bool) -> Callable[[int], float]:
+    def sync(p: int) -> float:
+        if one_free and p <= 1:
+            return 0.0
+        return a + b * math.log2(max(p, 1))
+
+    return sync
+
+
+def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, Any] | None = None) -> Preset:
+    """The costs of preset ``name`` (``here`` needs :func:`calibrate`'s record) for a backend and work mode."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r} is not allowed: one of {', '.join(BACKENDS)}")
+    if name == "cxx":
+        return Preset("cxx", backend, work_mode, cxx_overheads(), CXX["event_s"]["value"], 0.0, 1e-6, gil=False)
+    if name != "here":
+        raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
+    if calibration is None:
+        raise ValueError("preset 'here' needs a calibration (tickpar.prediction.calibrate)")
+    a, b = calibration["sync_model"][backend]
+    sync = _sync_fn(a, b, one_free=True)
+    costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
+    per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
+    return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads")
+
+
+# -- calibration -------------------------------------------------------------------------------
+def _work_cost(mode: str) -> tuple[float, float]:
+    """``(per_call_s, per_us_s)`` of the work model ``mode``: best-of timings at 2 and 50 µs, a line through them."""
+    from tickpar.work import make_work
+
+    work, _ = make_work(mode)
+    sizes = (2.0, 50.0)
+    took = []
+    for us in sizes:
+        reps = max(20, int(2000 / us))
+        best = math.inf
+        for _ in range(3):
+            started = time.perf_counter()
+            for _ in range(reps):
+                work(us)
+            best = min(best, (time.perf_counter() - started) / reps)
+        took.append(best)
+    per_us = max(0.0, (took[1] - took[0]) / (sizes[1] - sizes[0]))
+    return max(0.0, took[0] - per_us * sizes[0]), per_us
+
+
+def _exchange_rounds(transport: Any, peers: Sequence[int], rounds: int) -> float:
+    """``rounds`` window exchanges as an LP makes them: a packet to every peer, then one from every peer."""
+    packet = ("data", [], 12345)
+    started = time.perf_counter()
+    for _ in range(rounds):
+        for p in peers:
+            transport.send(p, packet)
+        for _ in peers:
+            transport.recv(10.0)
+    return (time.perf_counter() - started) / rounds
+
+
+def _thread_exchange(workers: int, rounds: int = 60) -> float:
+    """Seconds per window exchange between ``workers`` LP threads (:class:`tickpar.pdes.transport.ThreadTransport`)."""
+    from tickpar.pdes.transport import ThreadTransport
+
+    if workers < 2:
+        return 0.0
+    group = ThreadTransport.group(workers)
+    peers = [[q for q in range(workers) if q != p] for p in range(workers)]
+    threads = [
+        threading.Thread(target=_exchange_rounds, args=(group[p], peers[p], rounds + 1), daemon=True)
+        for p in range(1, workers)
+    ]
+    for t in threads:
+        t.start()
+    _exchange_rounds(group[0], peers[0], 1)  # everyone started
+    took = _exchange_rounds(group[0], peers[0], rounds)
+    for t in threads:
+        t.join(10)
+    return took
+
+
+def _socket_lp(index: int, socks: dict[int, Any], rounds: int) -> None:
+    from tickpar.pdes.transport import SocketTransport
+
+    _exchange_rounds(SocketTransport(index, socks), sorted(socks), rounds)
+
+
+def _process_exchange(workers: int, rounds: int = 60) -> float:
+    """Seconds per window exchange between ``workers`` forked LPs over :class:`tickpar.pdes.transport.SocketTransport`
+    (socket pairs, as ``conservative backend=processes`` wires them)."""
+    import socket
+
+    from tickpar.pdes.transport import SocketTransport
+
+    if workers < 2:
+        return 0.0
+    pairs = {(i, j): socket.socketpair() for i in range(workers) for j in range(i + 1, workers)}
+    socks: list[dict[int, Any]] = [{} for _ in range(workers)]
+    for (a, b), (sa, sb) in pairs.items():
+        socks[a][b], socks[b][a] = sa, sb
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_socket_lp, args=(p, socks[p], rounds + 1), daemon=True) for p in range(1, workers)]
+    for proc in procs:
+        proc.start()
+    mine = SocketTransport(0, socks[0])
+    _exchange_rounds(mine, sorted(socks[0]), 1)
+    took = _exchange_rounds(mine, sorted(socks[0]), rounds)
+    for proc in procs:
+        proc.join(10)
+    for sa, sb in pairs.values():
+        sa.close()
+        sb.close()
+    return took
+
+
+def _threads_message(n: int = 20_000) -> float:
+    """Seconds to hand one message to another LP's inbox under a lock and take it out."""
+    box: deque[tuple[int, int, int, int]] = deque()
+    lock = threading.Lock()
+    msg = (3, 1000, 7, 1 << 41)
+    started = time.perf_counter()
+    for _ in range(n):
+        with lock:
+            box.append(msg)
+        with lock:
+            box.popleft()
+    return (time.perf_counter() - started) / n
+
+
+def _pickled_message(n: int = 20_000) -> float:
+    """Seconds to pickle and unpickle one message tuple (processes and MPI ship them pickled)."""
+    msg = (3, 1000, (7, 11, 13), 1 << 41)
+    dumps, loads = pickle.dumps, pickle.loads
+    started = time.perf_counter()
+    for _ in range(n):
+        loads(dumps(msg))
+    return (time.perf_counter() - started) / n
+
+
+def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-release", "gil-hold")) -> dict[str, Any]:
+    """The ``here`` preset's figures, measured in this process (about a second).
+
+    Sync costs are measured at ``P = 1 .. cores`` (threads) and ``2 .. cores``
+    (processes), never more workers than cores, and fitted by :func:`fit_sync`.
+    """
+    import os
+
+    cores = cores or len(os.sched_getaffinity(0))
+    cores = max(1, int(cores))
+    # Processes first: never fork while measuring threads are alive.
+    procs = {p: min(_process_exchange(p) for _ in range(3)) for p in range(2, cores + 1)} or {1: 0.0}
+    threads = {p: min(_thread_exchange(p) for _ in range(3)) for p in range(2, cores + 1)} or {1: 0.0}
+    process_model = fit_sync(procs)
+    msg_threads = min(_threads_message() for _ in range(3))
+    msg_pickled = min(_pickled_message() for _ in range(3))
+    return {
+        "format": "tickpar.calibration/1",
+        "cores": cores,
+        "o_event_s": calibrate_event_cost(),
+        "work": {mode: list(_work_cost(mode)) for mode in work_modes},
+        "sync_measured": {
+            "threads": {str(p): v for p, v in threads.items()},
+            "processes": {str(p): v for p, v in procs.items()},
+        },
+        "sync_model": {
+            "threads": list(fit_sync(threads)),
+            "processes": list(process_model),
+            "mpi": list(process_model),
+        },
+        "sync_model_text": "o_sync(P) = a + b*log2(P), least squares over the measured P (<= cores); "
+        "mpi takes the processes figure",
+        "o_msg_s": {"threads": msg_threads, "processes": msg_pickled, "mpi": msg_pickled},
+    }
+
+
+# -- one strategy on one DAG -----------------------------------------------------------------------
+def _backend(strategy: str, options: Mapping[str, Any]) -> str:
+    if strategy == "conservative":
+        return str(options.get("backend", "threads"))
+    return "threads"
+
+
+def strategy_time(
+    dag: Dag,
+    strategy: str,
+    options: Mapping[str, Any],
+    costs: Preset,
+    workers: Sequence[int],
+    optimistic: bool,
+) -> tuple[float, dict[int, float]]:
+    """``(T1, {P: time})`` of ``strategy`` with ``options`` on a metered ``dag`` under ``costs``.
+
+    ``T1`` is the sequential run's time under the same preset (engine cost plus work).
+    ``optimistic``: the bound (a true upper bound of speedup); else the prediction.
+    """
+    ps = sorted({int(p) for p in workers})
+    engine = (
+        dag.events["cost_s"].to_numpy(dtype=np.float64)
+        if costs.event_s is None
+        else np.full(len(dag), costs.event_s, dtype=np.float64)
+    )
+    work = (
+        dag.events["work_calls"].to_numpy(dtype=np.float64) * costs.work_per_call_s
+        + dag.events["work_us"].to_numpy(dtype=np.float64) * costs.work_per_us_s
+    )
+    plain = engine + work
+    t1 = float(plain.sum())
+    priced = Dag(dag.events.assign(cost_s=plain), dag.components, dag.lookahead, dag.meta)
+    over = costs.overheads
+    cost = plain + over.o_event
+    held = engine + over.o_event + (work if costs.work_mode == "gil-hold" else 0.0)
+    gil_floor = float(held.sum()) if costs.gil else 0.0
+    out: dict[int, float] = {}
+    if strategy == "sequential":
+        return t1, dict.fromkeys(ps, t1)
+    if strategy == "split":
+        for p in ps:
+            out[p] = t1 if p == 1 else max(float(cost.sum()) / p, len(dag) * over.o_event, gil_floor)
+        return t1, out
+    if strategy == "tick-barrier":
+        min_parallel = max(2, int(options.get("min_parallel", 2)))
+        for p, (span, barriers) in tick_barrier_time(priced, cost, ps, over, min_parallel, optimistic).items():
+            out[p] = span if p == 1 else max(span, gil_floor + barriers * over.sync(p))
+        return t1, out
+    if strategy == "conservative":
+        sync = str(options.get("sync", "window"))
+        for p in ps:
+            part = balanced_partition(priced, p, over.o_event)
+            if sync == "null-message":
+                span, syncs = null_message_time(priced, part, cost, over.o_msg), 0
+            else:
+                span, syncs, _look = window_time(priced, part, cost, over.o_msg)
+                span += syncs * over.sync(p)
+            out[p] = max(span, gil_floor + syncs * over.sync(p))
+        return t1, out
+    raise ValueError(
+        f"strategy {strategy!r}: no structural model (known: sequential, split, tick-barrier, conservative)"
+    )
+
+
+# -- per shape ----------------------------------------------------------------------------------------
+def shape_bounds(
+    workload: str,
+    shape: str,
+    spec: RunSpec,
+    cells: Sequence[Mapping[str, Any]],
+    calibration: Mapping[str, Any],
+    workers: Iterable[int] = PREDICT_WORKERS,
+) -> dict[str, Any]:
+    """The bounds record of one shape: ideal, bound and predicted speedups of each timed (strategy, variant).
+
+    ``spec``: the shape's sequential spec (seed and order are replaced per
+    cell).  ``cells``: ``{strategy, variant, options, order, work}`` per timed
+    strategy variant at this shape.
+    """
+    from dataclasses import replace
+
+    ps = sorted({int(p) for p in workers} | {1})
+    started = time.perf_counter()
+    dags: dict[str, Dag] = {}
+    ideal: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    unmodelled: list[str] = []
+    for cell in cells:
+        key = (str(cell["strategy"]), str(cell["variant"]), str(cell["order"]), str(cell["work"]))
+        if key in seen:
+            continue
+        seen.add(key)
+        order, work_mode = key[2], key[3]
+        if order not in dags:
+            dags[order] = record_dag(replace(spec, order=order), meter_work=True)
+            here = preset("here", "threads", work_mode, calibration)
+            priced = dags[order].with_work(here.work_per_call_s, here.work_per_us_s)
+            cp = critical_path(priced)
+            t1 = priced.t1_s
+            for p in ps:
+                ideal.append({"order": order, "work": work_mode, "workers": p,
+                              "ideal_speedup": min(float(p), t1 / cp) if cp > 0 else float(p)})  # fmt: skip
+        dag = dags[order]
+        if key[0] not in MODELLED:
+            unmodelled.append(key[0])
+            continue
+        backend = _backend(key[0], cell.get("options") or {})
+        for name in PRESETS:
+            costs = preset(name, backend, work_mode, calibration)
+            t1, predicted = strategy_time(dag, key[0], cell.get("options") or {}, costs, ps, optimistic=False)
+            bound = (
+                strategy_time(dag, key[0], cell.get("options") or {}, costs, ps, optimistic=True)[1]
+                if name == "here"
+                else {}
+            )
+            for p in ps:
+                rows.append(
+                    {
+                        "strategy": key[0],
+                        "variant": key[1],
+                        "order": order,
+                        "work": work_mode,
+                        "preset": name,
+                        "workers": p,
+                        "predicted_speedup": t1 / predicted[p] if predicted[p] > 0 else float(p),
+                        "bound_speedup": (t1 / bound[p] if bound[p] > 0 else float(p)) if bound else None,
+                    }
+                )
+    first = next(iter(dags.values()), None)
+    return {
+        "format": SHAPE_FORMAT,
+        "workload": workload,
+        "shape": shape,
+        "spec": spec.to_dict(),
+        "events": len(first) if first is not None else 0,
+        "components": len(first.components) if first is not None else 0,
+        "seconds": time.perf_counter() - started,
+        "calibration": dict(calibration),
+        "ideal": ideal,
+        "rows": rows,
+        "unmodelled": sorted(set(unmodelled)),
+    }
+
+
+def _load_shapes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(bound rows, ideal rows) of every readable shape record, keyed by workload and shape."""
+    rows: list[dict[str, Any]] = []
+    ideal: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("format") != SHAPE_FORMAT:
+            continue
+        where = {"workload": data["workload"], "shape": data["shape"]}
+        rows += [{**where, **r} for r in data["rows"]]
+        ideal += [{**where, **r} for r in data["ideal"]]
+    return pd.DataFrame(rows), pd.DataFrame(ideal)
+
+
+def bound_columns(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.DataFrame:
+    """``summary`` with ``ideal_speedup`` and ``bound_speedup`` (preset ``here``) per cell, NaN where unknown."""
+    out = summary.copy()
+    out["ideal_speedup"] = math.nan
+    out["bound_speedup"] = math.nan
+    rows, ideal = _load_shapes(paths)
+    if out.empty or rows.empty:
+        return out
+    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers"]
+    here = rows[rows["preset"] == "here"][[*keys, "bound_speedup"]].drop_duplicates(keys)
+    ideal = ideal[["workload", "shape", "order", "work", "workers", "ideal_speedup"]].drop_duplicates(
+        ["workload", "shape", "order", "work", "workers"]
+    )
+    base = out.drop(columns=["ideal_speedup", "bound_speedup"])
+    base["_row"] = np.arange(len(base))
+    base["workers"] = base["workers"].astype(int)
+    merged = base.merge(here, on=keys, how="left").merge(
+        ideal, on=["workload", "shape", "order", "work", "workers"], how="left"
+    )
+    merged = merged.sort_values("_row")
+    out["bound_speedup"] = merged["bound_speedup"].to_numpy(dtype=np.float64)
+    out["ideal_speedup"] = merged["ideal_speedup"].to_numpy(dtype=np.float64)
+    return out
+
+
+def measured_speedups(summary: pd.DataFrame) -> pd.DataFrame:
+    """Timed points that count: exact, ``timed_exact`` and not ``contended`` where those columns exist.
+
+    One row per (workload, shape, strategy, variant, order, work, workers): the
+    median over seeds of ``loop_speedup`` where the summary has it, else of
+    ``speedup`` (column ``measured``; ``measure`` says which).
+    """
+    df = summary
+    if df.empty or "speedup" not in df:
+        return pd.DataFrame()
+    keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
+    if "timed_exact" in df:
+        keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
+    if "contended" in df:
+        keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
+    df = df[keep]
+    column = "loop_speedup" if "loop_speedup" in df and df["loop_speedup"].notna().any() else "speedup"
+    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers"]
+    out = df.groupby(keys, as_index=False)[column].median().rename(columns={column: "measured"})
+    out["measure"] = column
+    return out
+
+
+def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.DataFrame:
+    """``results/prediction.csv``: predicted speedup per preset and P, with the measured point where there is one."""
+    rows, _ = _load_shapes(paths)
+    if rows.empty:
+        return pd.DataFrame(columns=list(PREDICTION_COLUMNS))
+    rows = rows[rows["strategy"] != "sequential"].copy()
+    measured = measured_speedups(summary)
+    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers"]
+    if not measured.empty:
+        rows = rows.merge(measured[[*keys, "measured"]], on=keys, how="left")
+    else:
+        rows["measured"] = math.nan
+    rows["measured_speedup"] = rows["measured"]
+    rows["rel_error"] = (rows["predicted_speedup"] - rows["measured_speedup"]) / rows["measured_speedup"]
+    return rows[list(PREDICTION_COLUMNS)].reset_index(drop=True)
+
+
+# -- command line (the pipeline's rules/bounds.smk) ---------------------------------------------------
+def _write_json(path: str | Path, data: Mapping[str, Any]) -> None:
+    import os
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=float))
+    os.replace(tmp, path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tickpar.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
+    import argparse
+    import sys
+
+    from tickpar.params import ParamError, parse_assignments
+    from tickpar.registry import PluginError
+    from tickpar.runner import resolve_cell
+
+    parser = argparse.ArgumentParser(prog="python -m tickpar.prediction", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    cal = sub.add_parser("calibrate", help="measure the 'here' preset's costs once per sweep")
+    cal.add_argument("--cores", type=int, default=None, help="largest P to measure sync at (default: usable cores)")
+    cal.add_argument("--out", required=True)
+    shape = sub.add_parser("shape", help="one shape's DAG -> ideal, bound and predicted speedups")
+    shape.add_argument("--workload", "-w", required=True)
+    shape.add_argument("--shape", required=True, help="the shape's name in the sweep")
+    shape.add_argument("--param", "-p", action="append", metavar="K=V")
+    shape.add_argument("--seed", type=int, default=1)
+    shape.add_argument("--cells", required=True, help="JSON list of {strategy, variant, options, order, work}")
+    shape.add_argument("--workers", default=",".join(map(str, PREDICT_WORKERS)), help="comma-separated P values")
+    shape.add_argument("--calibration", required=True, help="the calibrate command's JSON")
+    shape.add_argument("--out", required=True)
+    table = sub.add_parser("table", help="summary.csv + shape records -> prediction.csv")
+    table.add_argument("summary")
+    table.add_argument("shapes", nargs="*")
+    table.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "calibrate":
+            _write_json(args.out, calibrate(args.cores))
+        elif args.command == "shape":
+            try:
+                cells = json.loads(args.cells)
+                workers = [int(p) for p in args.workers.split(",")]
+            except ValueError as exc:
+                raise ValueError(f"--cells/--workers: {exc}") from None
+            if not isinstance(cells, list) or any(not isinstance(c, dict) for c in cells) or min(workers) < 1:
+                raise ValueError("--cells: a JSON list of objects; --workers: ints >= 1")
+            calibration = json.loads(Path(args.calibration).read_text())
+            spec = resolve_cell(
+                args.workload, parse_assignments(args.param, "--param"), "sequential", {}, 1, args.seed
+            ).spec
+            try:
+                record = shape_bounds(args.workload, args.shape, spec, cells, calibration, workers)
+            except Exception as exc:  # recorded, like a crashed cell: the sweep goes on without this shape's bounds
+                record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
+                          "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip
+                print(f"tickpar.prediction: {args.workload}/{args.shape}: {record['error']}", file=sys.stderr)
+            _write_json(args.out, record)
+        else:
+            summary = pd.read_csv(args.summary) if Path(args.summary).exists() else pd.DataFrame()
+            out = prediction_table(summary, args.shapes)
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            out.to_csv(args.out, index=False)
+    except (ValueError, OSError, ParamError, PluginError) as exc:
+        print(f"tickpar.prediction: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

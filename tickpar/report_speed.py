@@ -1,0 +1,407 @@
+"""The speedup study in the report: which timed points count, bounds beside them, break-even, predicted scaling.
+
+Used by :mod:`tickpar.report` (pages ``speedup``, ``breakeven``, ``scaling``,
+the speedup table and the speed findings).  Inputs: ``results/summary.csv``
+and ``results/prediction.csv`` (:mod:`tickpar.prediction`).
+
+*Counted* points (:func:`counted`): a timed cell's speedup counts toward the
+study only if its run was exact and, where the summary has the timing
+columns, its timed runs were exact (``timed_exact``) and it was not measured
+under contention (``contended``).  Every other timed point is still drawn,
+hollow, and listed, but it never makes a finding.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+
+from tickpar.plugins import BASELINE
+
+__all__ = [
+    "breakeven",
+    "breakeven_points",
+    "counted",
+    "fig_breakeven",
+    "fig_scaling",
+    "speed_findings",
+    "speed_table",
+    "speedup_table",
+]
+
+_NUMERIC = (
+    "speedup", "speedup_lo", "speedup_hi", "loop_speedup", "loop_speedup_lo", "loop_speedup_hi",
+    "bound_speedup", "ideal_speedup", "efficiency", "us_per_event", "overhead_us_per_event",
+)  # fmt: skip
+
+
+def _flag(df: pd.DataFrame, column: str, default: bool) -> pd.Series:
+    """A boolean column read from CSV text; ``default`` where the column or the value is missing."""
+    if column not in df.columns:
+        return pd.Series(default, index=df.index)
+    return df[column].map(lambda v: default if pd.isna(v) else str(v).strip().lower() in ("true", "1", "yes"))
+
+
+def timed(df: pd.DataFrame) -> pd.DataFrame:
+    """Timed rows with a speedup (counted or not)."""
+    if df.empty or "timing_status" not in df.columns or "speedup" not in df.columns:
+        return df.iloc[0:0]
+    out = df[(df["timing_status"] == "ok") & pd.to_numeric(df["speedup"], errors="coerce").notna()].copy()
+    for col in _NUMERIC:
+        if col in out.columns:
+            out[col] = pd.to_numeric(out[col], errors="coerce")
+    out["counted"] = (out["verdict"] == "exact") & _flag(out, "timed_exact", True) & ~_flag(out, "contended", False)
+    return out
+
+
+def counted(df: pd.DataFrame) -> pd.DataFrame:
+    """The timed rows whose speedup counts: exact, timed runs exact, not contended."""
+    t = timed(df)
+    return t[t["counted"]]
+
+
+def speed_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (where, label, workers): speedups over seeds (mean; interval: envelope), bounds, achieved/bound.
+
+    ``achieved`` is ``loop_speedup`` where the summary has it (the bound models
+    the loop alone), else ``speedup``; ``of_bound`` is ``achieved / bound_speedup``.
+    """
+    cols = ["where", "label", "workers", "speedup", "lo", "hi", "loop", "loop_lo", "loop_hi", "bound", "ideal",
+            "achieved", "of_bound", "efficiency", "us_per_event", "overhead", "exact", "counted", "seeds"]  # fmt: skip
+    d = timed(df)
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    for col in ("loop_speedup", "loop_speedup_lo", "loop_speedup_hi", "bound_speedup", "ideal_speedup"):
+        if col not in d.columns:
+            d[col] = math.nan
+    g = d.groupby(["where", "label", "workers"], sort=False)
+    out = g.agg(
+        speedup=("speedup", "mean"),
+        lo=("speedup_lo", "min"),
+        hi=("speedup_hi", "max"),
+        loop=("loop_speedup", "mean"),
+        loop_lo=("loop_speedup_lo", "min"),
+        loop_hi=("loop_speedup_hi", "max"),
+        bound=("bound_speedup", "mean"),
+        ideal=("ideal_speedup", "mean"),
+        efficiency=("efficiency", "mean"),
+        us_per_event=("us_per_event", "mean"),
+        overhead=("overhead_us_per_event", "mean"),
+        exact=("verdict", lambda v: bool((v == "exact").all())),
+        counted=("counted", "all"),
+        seeds=("seed", "nunique"),
+    ).reset_index()
+    out["achieved"] = out["loop"].where(out["loop"].notna(), out["speedup"])
+    out["of_bound"] = out["achieved"] / out["bound"]
+    return out[cols]
+
+
+def _interval(s: float, lo: float, hi: float) -> str:
+    if math.isnan(s):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{s:.2f}"
+    return f"{s:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The report's speedup table: speedup and loop speedup with intervals, bound, achieved/bound, counted."""
+    t = speed_table(df)
+    if t.empty:
+        return t
+    out = pd.DataFrame(
+        {
+            "where": t["where"],
+            "label": t["label"],
+            "P": t["workers"],
+            "speedup [95%]": [_interval(*v) for v in zip(t["speedup"], t["lo"], t["hi"], strict=True)],
+            "loop [95%]": [_interval(*v) for v in zip(t["loop"], t["loop_lo"], t["loop_hi"], strict=True)],
+            "bound": t["bound"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}"),
+            "of bound": t["of_bound"].map(lambda v: "-" if math.isnan(v) else f"{v:.0%}"),
+            "counted": [
+                "yes" if c else ("NO: not exact" if not e else "NO: timed run/contention")
+                for c, e in zip(t["counted"], t["exact"], strict=True)
+            ],
+        }
+    )
+    return out
+
+
+# ---------------------------------------------------------------- break-even
+
+
+def breakeven_points(df: pd.DataFrame, param: str = "work_us", counted_only: bool = True) -> pd.DataFrame:
+    """Mean speedup at the largest timed worker count per (workload, family, label, granularity value).
+
+    One row set per shape family (a base shape and the shapes a ``sweep``
+    derived from it) with two or more granularity values; when no family of a
+    workload has two, all its shapes form one family ("all shapes").  Only
+    counted points, unless ``counted_only`` is false.
+    """
+    col = f"param_{param}"
+    empty = pd.DataFrame(columns=["workload", "family", "label", "x", "speedup", "lo", "hi", "workers"])
+    t = counted(df) if counted_only else timed(df)
+    if col not in t.columns or t.empty:
+        return empty
+    t = t[~t["label"].str.startswith(BASELINE)]
+    frames = []
+    for workload, wdf in t.groupby("workload", sort=False):
+        wmax = int(wdf["workers"].max())
+        wdf = wdf[wdf["workers"] == wmax]
+        sizes = wdf.groupby("family")[col].nunique()
+        families = [str(f) for f, n in sizes.items() if n >= 2]
+        groups = [(f, wdf[wdf["family"] == f]) for f in families] or [("all shapes", wdf)]
+        for family, fdf in groups:
+            pts = fdf.groupby(["label", col], sort=False).agg(
+                speedup=("speedup", "mean"), lo=("speedup_lo", "min"), hi=("speedup_hi", "max")
+            )
+            pts = pts.reset_index().rename(columns={col: "x"})
+            pts["workload"], pts["family"], pts["workers"] = workload, family, wmax
+            frames.append(pts)
+    if not frames:
+        return empty
+    out = pd.concat(frames, ignore_index=True)
+    out["x"] = pd.to_numeric(out["x"], errors="coerce")
+    return out.sort_values(["workload", "family", "label", "x"]).reset_index(drop=True)
+
+
+def breakeven(xs: Sequence[float], ys: Sequence[float]) -> tuple[str, float | None]:
+    """Where speedup first reaches 1 as granularity grows: ("at", x), ("below", min), ("above", max), ("never", None).
+
+    Interpolates linearly in log(granularity) between the two points around the
+    crossing (linearly when one of them is 0).
+    """
+    pts = sorted((float(x), float(y)) for x, y in zip(xs, ys, strict=True) if not math.isnan(y))
+    if not pts:
+        return ("never", None)
+    if pts[0][1] >= 1.0:
+        return ("below", pts[0][0])
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if y0 < 1.0 <= y1:
+            f = (1.0 - y0) / (y1 - y0)
+            if x0 > 0 and x1 > 0:
+                return ("at", float(math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))))
+            return ("at", x0 + f * (x1 - x0))
+    return ("above", pts[-1][0])
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def breakeven_text(kind: str, x: float | None) -> str:
+    if kind == "at" and x is not None:
+        return f"breaks even at about {_fmt(x)}"
+    if kind == "below" and x is not None:
+        return f"already faster at {_fmt(x)} (the smallest value swept)"
+    if kind == "above" and x is not None:
+        return f"break-even beyond {_fmt(x)} (the largest value swept)"
+    return "no counted point"
+
+
+def _empty(title: str, message: str) -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(7, 3))
+    ax.axis("off")
+    ax.set_title(title)
+    ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=11, color="#555555")
+    return fig
+
+
+def fig_breakeven(df: pd.DataFrame, palette: dict[str, object], param: str = "work_us") -> plt.Figure:
+    """Speedup against the granularity on a log axis, one panel per workload family; 1.0 marked."""
+    title = f"Speedup vs {param} (largest timed worker count): break-even where a line crosses 1"
+    pts = breakeven_points(df, param)
+    if pts.empty or pts.groupby(["workload", "family"])["x"].nunique().max() < 2:
+        return _empty(title, f"needs counted parallel points at two or more values of {param}")
+    pts = pts[pts["x"] > 0].copy()
+    pts["panel"] = pts["workload"] + " (" + pts["family"] + ", " + pts["workers"].astype(str) + " workers)"
+    panels = list(dict.fromkeys(pts["panel"]))
+    g = sns.relplot(
+        data=pts, x="x", y="speedup", hue="label", col="panel", col_order=panels, col_wrap=max(1, min(3, len(panels))),
+        kind="line", marker="o", palette=palette, hue_order=[lab for lab in palette if lab in set(pts["label"])],
+        height=3.0, aspect=1.3, facet_kws={"sharex": False, "sharey": False}, errorbar=None,
+    )  # fmt: skip
+    for panel, ax in g.axes_dict.items():
+        sub = pts[pts["panel"] == panel]
+        for label, s in sub.groupby("label", sort=False):
+            lo = (s["speedup"] - s["lo"]).clip(lower=0).fillna(0)
+            hi = (s["hi"] - s["speedup"]).clip(lower=0).fillna(0)
+            ax.errorbar(s["x"], s["speedup"], yerr=[lo, hi], fmt="none", ecolor=palette.get(label), capsize=2, lw=1)
+        ax.axhline(1.0, color="black", ls="--", lw=1)
+        ax.set_xscale("log")
+        xs = sorted(sub["x"].unique())
+        ax.set_xticks(xs, [_fmt(x) for x in xs])
+        ax.minorticks_off()
+        ax.set_ylim(bottom=0)
+    g.set_titles("{col_name}")
+    g.set_axis_labels(f"{param} per event (log scale)", "speedup vs sequential")
+    if g.legend is not None:
+        g.legend.set_title("strategy")
+    g.figure.suptitle(title, y=1.02)
+    return g.figure
+
+
+# ---------------------------------------------------------------- predicted scaling
+
+
+def scaling_shapes(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> list[tuple[str, str]]:
+    """The (workload, shape) panels of the scaling figure: per workload family, the shape with the most work."""
+    if prediction.empty:
+        return []
+    have = set(zip(prediction["workload"], prediction["shape"], strict=True))
+    col = f"param_{param}"
+    out: list[tuple[str, str]] = []
+    if df.empty or "family" not in df.columns:
+        return sorted(have)[:6]
+    shapes = df[["workload", "shape", "family", *([col] if col in df.columns else [])]].drop_duplicates()
+    for (_workload, _family), grp in shapes.groupby(["workload", "family"], sort=False):
+        grp = grp[[(w, s) in have for w, s in zip(grp["workload"], grp["shape"], strict=True)]]
+        if grp.empty:
+            continue
+        if col in grp.columns:
+            grp = grp.assign(_x=pd.to_numeric(grp[col], errors="coerce").fillna(0)).sort_values("_x")
+        row = grp.iloc[-1]
+        out.append((str(row["workload"]), str(row["shape"])))
+    return out[:6]
+
+
+def fig_scaling(
+    df: pd.DataFrame, prediction: pd.DataFrame, palette: dict[str, object], param: str = "work_us"
+) -> plt.Figure:
+    """Predicted speedup vs workers (log2), presets ``here`` (solid) and ``cxx`` (dashed), measured points on top."""
+    title = "Predicted scaling: here (calibrated, solid) and cxx (gem5-like C++, dashed); measured points on top"
+    panels = scaling_shapes(df, prediction, param)
+    if not panels:
+        return _empty(title, "no predictions: results/prediction.csv is empty or missing")
+    n = len(panels)
+    cols = max(1, min(3, n))
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    p = prediction.copy()
+    p["label"] = [s if v == "default" else f"{s}/{v}" for s, v in zip(p["strategy"], p["variant"], strict=True)]
+    for ax, (workload, shape) in zip(axes.flat, panels, strict=False):
+        sub = p[(p["workload"] == workload) & (p["shape"] == shape)]
+        workers = sorted(sub["workers"].unique())
+        for (label, preset), s in sub.groupby(["label", "preset"], sort=False):
+            s = s.sort_values("workers")
+            ax.plot(s["workers"], s["predicted_speedup"], color=palette.get(label), lw=1.4,
+                    ls="-" if preset == "here" else "--")  # fmt: skip
+            m = s[s["measured_speedup"].notna()] if preset == "here" else s.iloc[0:0]
+            ax.scatter(m["workers"], m["measured_speedup"], color=palette.get(label), edgecolor="black", s=36, zorder=5)
+        ax.plot(workers, workers, color="#999999", lw=0.8, ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xticks(workers, [str(w) for w in workers])
+        values = pd.concat([sub["predicted_speedup"], sub["measured_speedup"]]).dropna()
+        lo = 2.0 ** math.floor(math.log2(max(values.min(), 1 / 64))) if not values.empty else 0.5
+        ticks = [2.0**k for k in range(int(math.log2(lo)), 7)]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+        ax.set_title(f"{workload}/{shape}", fontsize=9)
+        ax.set_xlabel("workers")
+        ax.set_ylabel("speedup vs sequential")
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    labels = [lab for lab in palette if lab in set(p["label"])]
+    handles = [Line2D([], [], color=palette.get(lab), lw=2, label=lab) for lab in labels]
+    handles += [
+        Line2D([], [], color="black", ls="-", label="here (calibrated)"),
+        Line2D([], [], color="black", ls="--", label="cxx (gem5-like)"),
+        Line2D([], [], color="#999999", ls=":", label="y = workers"),
+        Line2D([], [], color="white", marker="o", markeredgecolor="black", markerfacecolor="#888888", label="measured"),
+    ]
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- findings
+
+
+def _err(v: float) -> str:
+    return f"{v:+.0%}"
+
+
+def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> list[str]:
+    """Per strategy and shape family: break-even, best counted speedup, fraction of bound, prediction error."""
+    out: list[str] = []
+    t = timed(df)
+    if t.empty:
+        return ["No cell was timed, so there are no speedups."]
+    par = t[~t["label"].str.startswith(BASELINE)]
+    if par.empty:
+        return ["Only the sequential strategy was timed: no speedups to report."]
+    left = par[~par["counted"]]
+    if not left.empty:
+        why = []
+        if (left["verdict"] != "exact").any():
+            why.append(f"{int((left['verdict'] != 'exact').sum())} not exact")
+        if "timed_exact" in left.columns and (~_flag(left, "timed_exact", True)).any():
+            why.append(f"{int((~_flag(left, 'timed_exact', True)).sum())} with a timed run that was not exact")
+        if "contended" in left.columns and _flag(left, "contended", False).any():
+            why.append(f"{int(_flag(left, 'contended', False).sum())} timed under contention")
+        out.append(
+            f"{len(left)} of {len(par)} timed parallel cells do not count toward speedups ({', '.join(why)}); "
+            "they are drawn hollow and listed in the speedup table."
+        )
+    table = speed_table(df)
+    table = table[~table["label"].str.startswith(BASELINE) & table["counted"]]
+    pts = breakeven_points(df, param)
+    pred = prediction[prediction["measured_speedup"].notna()] if not prediction.empty else prediction
+    shapes = df[["workload", "shape", "family"]].drop_duplicates() if "family" in df.columns else pd.DataFrame()
+    fam_of = {f"{w}/{s}": f"{w}/{f}" for w, s, f in shapes.itertuples(index=False)} if not shapes.empty else {}
+    table = table.assign(fam=table["where"].map(lambda w: fam_of.get(w, w)))
+    multi = table[table["workers"] > 1]
+    for (fam, label), grp in multi.groupby(["fam", "label"], sort=False):
+        best = grp.loc[grp["achieved"].idxmax()]
+        kind = "loop speedup" if not math.isnan(best["loop"]) else "speedup"
+        lo, hi = (best["loop_lo"], best["loop_hi"]) if kind == "loop speedup" else (best["lo"], best["hi"])
+        parts = [
+            f"best {kind} {best['achieved']:.2f}x (95% interval {lo:.2f}-{hi:.2f}) on {best['where']} "
+            f"at {int(best['workers'])} workers"
+        ]
+        if not math.isnan(best["bound"]):
+            parts.append(f"{best['of_bound']:.0%} of its bound {best['bound']:.2f}x")
+            if lo > best["bound"]:
+                parts.append("ABOVE its bound with the whole interval: a noisy baseline or a wrong bound, check it")
+        workload, family = fam.split("/", 1)
+        bp = pts[(pts["workload"] == workload) & (pts["family"] == family) & (pts["label"] == label)]
+        if len(bp) >= 2:
+            parts.append(f"{param} {breakeven_text(*breakeven(bp['x'].tolist(), bp['speedup'].tolist()))}")
+        if not pred.empty:
+            strategy, _, variant = label.partition("/")
+            shapes_in = [w.split("/", 1)[1] for w in grp["where"].unique()]
+            e = pred[
+                (pred["workload"] == workload) & pred["shape"].isin(shapes_in) & (pred["strategy"] == strategy)
+                & (pred["variant"] == (variant or "default")) & (pred["preset"] == "here")
+            ]  # fmt: skip
+            if not e.empty:
+                errs = e.groupby("workers")["rel_error"].agg(lambda v: float(np.median(np.abs(v))))
+                parts.append(
+                    "prediction error (median |rel_error| over shapes) "
+                    + ", ".join(f"{_err(v).lstrip('+')} at P={int(p)}" for p, v in errs.items())
+                )
+        out.append(f"{label} on {fam}: " + "; ".join(parts) + ".")
+    if multi.empty:
+        out.append("No counted parallel point at more than one worker.")
+    else:
+        best = multi.loc[multi["achieved"].idxmax()]
+        lead = (
+            "Best speedup of an exact strategy (counted points)"
+            if best["achieved"] >= 1.0
+            else "No counted parallel run beat sequential; the closest"
+        )
+        out.append(
+            f"{lead}: {best['achieved']:.2f}x by {best['label']} on {best['where']} at {int(best['workers'])} workers."
+        )
+        above = multi[multi["achieved"] > 1.0]
+        out.append(f"{len(above)} of {len(multi)} counted parallel (shape, strategy, workers) points beat sequential.")
+    return out
