@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.params import parse_assignments
-from tickpar.pdes.lp import LogicalProcess
 from tickpar.registry import get_registry
 from tickpar.runner import resolve_cell
 
@@ -80,6 +79,8 @@ def instructions(args: argparse.Namespace, params: dict[str, Any]) -> None:
 
 
 def profile(args: argparse.Namespace, params: dict[str, Any]) -> None:
+    from tickpar.pdes.lp import LogicalProcess
+
     profiles: dict[int, cProfile.Profile] = {}
     original = LogicalProcess.run
 
