@@ -16,7 +16,8 @@ for a shared machine (wall-clock is not):
   synchronisation functions per window, and the time blocked in the transport.
 
     .venv/bin/python bench/pdes_window.py                       # phold lps=16 granularity=100 lookahead=100
-    .venv/bin/python bench/pdes_window.py --workload multicore --param cores=4 --mode profile
+    .venv/bin/python bench/pdes_window.py --workload multicore --scale requests_per_core --scale-default 400
+    .venv/bin/python bench/pdes_window.py --mode profile
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ def run_once(workload: str, params: dict[str, Any], strategy: str, options: dict
     return {"events": result.record.events, "windows": result.stats.get("windows", 0)}
 
 
-def _instructions(args: argparse.Namespace, params: dict[str, Any], strategy: str, end_tick: int) -> dict:
+def _instructions(args: argparse.Namespace, params: dict[str, Any], strategy: str, size: int) -> dict:
     cmd = [
         "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
         sys.executable, str(Path(__file__).resolve()), "--child", strategy, "--workload", args.workload,
         "--workers", str(args.workers), "--switch-interval", str(args.switch_interval),
-        *[a for k, v in {**params, "end_tick": end_tick}.items() for a in ("--param", f"{k}={v}")],
+        *[a for k, v in {**params, args.scale: size}.items() for a in ("--param", f"{k}={v}")],
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
@@ -63,14 +64,14 @@ def _instructions(args: argparse.Namespace, params: dict[str, Any], strategy: st
 
 
 def instructions(args: argparse.Namespace, params: dict[str, Any]) -> None:
-    end = int(params.pop("end_tick", 20000))
+    end = int(params.pop(args.scale, args.scale_default))
     delta: dict[str, dict[str, float]] = {}
     for strategy in ("conservative", "sequential"):
         half, full = (_instructions(args, params, strategy, e) for e in (end // 2, end))
         delta[strategy] = {k: full[k] - half[k] for k in full}
     cons, seq = delta["conservative"], delta["sequential"]
     windows = cons["windows"]
-    print(f"{args.workload} {params} end_tick {end // 2} -> {end}, {args.workers} LPs (threads, window)")
+    print(f"{args.workload} {params} {args.scale} {end // 2} -> {end}, {args.workers} LPs (threads, window)")
     print(f"  instructions per event: sequential {seq['I'] / seq['events']:,.0f}, "
           f"conservative {cons['I'] / cons['events']:,.0f}")  # fmt: skip
     if windows:
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--param", action="append", metavar="K=V", help="workload parameter (repeatable)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--mode", choices=("instructions", "profile"), default="instructions")
+    parser.add_argument("--scale", default="end_tick", help="the parameter halved for the short run (instructions)")
+    parser.add_argument("--scale-default", type=int, default=20000, help="its full value when --param leaves it out")
     parser.add_argument("--switch-interval", type=float, default=1.0,
                         help="GIL switch interval (s) in the measured run (see the module docstring)")
     parser.add_argument("--child", metavar="STRATEGY", help=argparse.SUPPRESS)
