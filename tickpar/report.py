@@ -61,7 +61,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tickpar.oracle import VERDICTS
+from tickpar.oracle import SEVERITY, worst_verdict
 from tickpar.plugins import BASELINE
 from tickpar.report_speed import (
     breakeven,
@@ -79,7 +79,6 @@ __all__ = [
 ]  # fmt: skip
 
 #: Verdicts from best to worst; a grid cell shows the worst over its seeds.
-SEVERITY = (*VERDICTS, "missing")
 VERDICT_COLOURS = {
     "exact": "#4c9f50",
     "diverged": "#f0a030",
@@ -221,11 +220,6 @@ def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
     return g.figure
 
 
-def _worst(verdicts: pd.Series) -> str:
-    ranks = [SEVERITY.index(v) if v in SEVERITY else len(SEVERITY) - 1 for v in verdicts]
-    return SEVERITY[max(ranks)]
-
-
 def correctness_grid(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(verdict codes, annotation text), rows = strategy/variant, columns = (where, workers)."""
     rows = _labels(df)
@@ -234,7 +228,7 @@ def correctness_grid(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     codes = pd.DataFrame(np.nan, index=rows, columns=pd.MultiIndex.from_tuples(cols, names=["where", "workers"]))
     text = pd.DataFrame("", index=rows, columns=codes.columns)
     for (label, where, workers), grp in df.groupby(["label", "where", "workers"], sort=False):
-        worst = _worst(grp["verdict"])
+        worst = worst_verdict(grp["verdict"])
         codes.loc[label, (where, workers)] = SEVERITY.index(worst)
         mark = VERDICT_SHORT[worst]
         if grp["verdict"].nunique() > 1:
