@@ -61,6 +61,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from tickpar import report_failures
 from tickpar.oracle import SEVERITY, worst_verdict
 from tickpar.plugins import BASELINE
 from tickpar.report_speed import (
@@ -595,6 +596,7 @@ PAGES: list[Page] = [
     Page("overhead", lambda d: fig_overhead(d.df)),
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
+    Page("failures", report_failures.pdf_pages, figure=False),  # rules/failures.smk's pages, when made
 ]
 FIGURES = tuple(p.name for p in PAGES if p.figure)
 PDF_PAGES = tuple(p.name for p in PAGES)
