@@ -25,6 +25,8 @@ file each, for Snakemake's HTML report:
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
 * ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
+  error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report_accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
 
 **Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
@@ -63,6 +65,7 @@ from matplotlib.patches import Patch
 
 from tickpar.oracle import VERDICTS
 from tickpar.plugins import BASELINE
+from tickpar.report_accuracy import summary_page
 from tickpar.report_speed import (
     breakeven,
     breakeven_points,
@@ -599,6 +602,7 @@ PAGES: list[Page] = [
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),
+    Page("accuracy", lambda d: summary_page(d.df), figure=False),  # its HTML figure: rules/accuracy.smk
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
 ]
