@@ -11,7 +11,8 @@ The pages are :data:`PAGES`, in PDF order; figure pages are also written one
 file each, for Snakemake's HTML report:
 
 * ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
-  computed from the tables, none written by hand;
+  computed from the tables, none written by hand (with, for relaxed strategies,
+  the quantum ratio at which the error passes 1% and 15%);
 * ``environment``: CPU, cores, Python, GIL, work model, versions;
 * ``correctness``: strategy/variant x (workload shape, workers) -> the worst
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
@@ -65,7 +66,7 @@ from matplotlib.patches import Patch
 
 from tickpar.oracle import VERDICTS
 from tickpar.plugins import BASELINE
-from tickpar.report_accuracy import summary_page
+from tickpar.report_accuracy import accuracy_findings, summary_page
 from tickpar.report_speed import (
     breakeven,
     breakeven_points,
@@ -633,7 +634,7 @@ def render(
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
     pred = load_prediction(prediction)
-    sentences = findings(df, param, pred)
+    sentences = findings(df, param, pred) + accuracy_findings(df)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
     if "n_values" in df.columns and not df.empty:
