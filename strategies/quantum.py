@@ -61,8 +61,9 @@ import time
 from dataclasses import asdict, replace
 from typing import Any
 
+from tickpar.anatomy import partitioned_steps
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord, merge
+from tickpar.oracle import OracleRecord, Verdict, merge
 from tickpar.params import Param, ParamError
 from tickpar.pdes.errors import error_to_exception, pick_error
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
@@ -145,6 +146,18 @@ class Quantum(Strategy):
         lp_of = plan.lp_of
         cut = [link.latency for link in model.links if lp_of[link.src.id] != lp_of[link.dst.id]]
         return None if q is not None and cut and min(cut) < q else "exact"
+
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """LPs and quanta: the queue of the first diverging component and the quantum it was in."""
+        model = spec.build_model(work="none")
+        try:
+            plan, _part = self._plan(model, spec, workers, options)
+        except LookaheadError:
+            return None  # refused before the run: the failure message says it all
+        names = [c.name for c in model.components]
+        return partitioned_steps(verdict, plan.lp_of, names, plan.sync_args["quantum"], "quantum")
 
     def uses_processes(self, options: dict[str, Any]) -> bool:
         return options.get("backend") == "processes"

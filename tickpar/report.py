@@ -64,6 +64,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from tickpar import report_failures
 from tickpar.oracle import VERDICTS
 from tickpar.plugins import BASELINE
 from tickpar.report_accuracy import accuracy_findings, summary_page
@@ -606,6 +607,7 @@ PAGES: list[Page] = [
     Page("accuracy", lambda d: summary_page(d.df), figure=False),  # its HTML figure: rules/accuracy.smk
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
+    Page("failures", report_failures.pdf_pages, figure=False),  # rules/failures.smk's pages, when made
 ]
 FIGURES = tuple(p.name for p in PAGES if p.figure)
 PDF_PAGES = tuple(p.name for p in PAGES)
