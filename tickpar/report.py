@@ -11,7 +11,8 @@ The pages are :data:`PAGES`, in PDF order; figure pages are also written one
 file each, for Snakemake's HTML report:
 
 * ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
-  computed from the tables, none written by hand;
+  computed from the tables, none written by hand (with, for relaxed strategies,
+  the quantum ratio at which the error passes 1% and 15%);
 * ``environment``: CPU, cores, Python, GIL, work model, versions;
 * ``correctness``: strategy/variant x (workload shape, workers) -> the worst
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
@@ -25,6 +26,8 @@ file each, for Snakemake's HTML report:
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
 * ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
+  error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report_accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
 
 **Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
@@ -64,6 +67,7 @@ from matplotlib.patches import Patch
 from tickpar import report_failures
 from tickpar.oracle import SEVERITY, worst_verdict
 from tickpar.plugins import BASELINE
+from tickpar.report_accuracy import accuracy_findings, summary_page
 from tickpar.report_speed import (
     breakeven,
     breakeven_points,
@@ -594,6 +598,7 @@ PAGES: list[Page] = [
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),
+    Page("accuracy", lambda d: summary_page(d.df), figure=False),  # its HTML figure: rules/accuracy.smk
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
     Page("failures", report_failures.pdf_pages, figure=False),  # rules/failures.smk's pages, when made
@@ -625,7 +630,7 @@ def render(
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
     pred = load_prediction(prediction)
-    sentences = findings(df, param, pred)
+    sentences = findings(df, param, pred) + accuracy_findings(df)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
     if "n_values" in df.columns and not df.empty:
