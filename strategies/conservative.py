@@ -81,7 +81,8 @@ from tickpar.pdes.launch import START_METHODS, mpiexec_path, run_mpi, run_proces
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
 from tickpar.pdes.plan import Plan, cut_links_below, make_plan
-from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult, base_stats
+from tickpar.pdes.stats import lp_total, partitioned_stats
+from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
 from tickpar.work import calibrate
 
 BACKENDS = ("threads", "processes", "mpi")
@@ -211,44 +212,17 @@ class Conservative(Strategy):
         options: dict[str, Any],
         wall: float,
     ) -> dict[str, Any]:
-        def total(key: str) -> Any:
-            return sum(r.stats.get(key, 0) for r in results)
-
-        served = total("served")
         if plan.sync == "window" or plan.parts == 1:
             batches = max(r.stats.get("windows", 0) for r in results)
         else:
-            batches = total("rounds")
-        loop_s = max(r.stats.get("loop_s", 0.0) for r in results)
-        stats = base_stats(plan.parts)
-        del stats["lock_waits"]  # LPs share no locks: constant 0 by definition
+            batches = lp_total(results, "rounds")
+        stats = partitioned_stats(results, record, plan, part, wall, batches=batches)
         stats.update(
-            events=record.events,
-            batches=batches,
-            mean_events_per_batch=served / batches if batches else 0.0,
-            messages=total("messages"),
-            null_messages=total("null_messages"),
-            idle_s=[round(r.stats.get("idle_s", 0.0), 6) for r in results],
-        )
-        stats.update(part.describe())
-        stats.update(
+            null_messages=lp_total(results, "null_messages"),
             sync=plan.sync,
             backend=options["backend"],
-            lookahead=plan.lookahead,
-            served=served,
-            events_per_lp=[r.stats.get("served", 0) for r in results],
+            served=lp_total(results, "served"),
             windows=max(r.stats.get("windows", 0) for r in results),
-            rounds=total("rounds"),
-            packets=total("packets"),
-            dropped_after_end=total("dropped_after_end"),
-            loop_s=loop_s,
-            cpu_s=[round(r.stats.get("cpu_s", 0.0), 6) for r in results],
-            setup_s=max(0.0, wall - loop_s),
+            rounds=lp_total(results, "rounds"),
         )
-        if plan.order == "gem5":
-            stats.update(
-                gem5_cross_lp_ties=total("gem5_cross_lp_ties"),
-                gem5_tie_reorders=total("gem5_tie_reorders"),
-                gem5_tie_unresolved=total("gem5_tie_unresolved"),
-            )
         return stats
