@@ -14,8 +14,8 @@ include: "rules/verify.smk"
 include: "rules/bench.smk"
 include: "rules/bounds.smk"
 include: "rules/aggregate.smk"
-include: "rules/report.smk"
 include: "rules/failures.smk"
+include: "rules/report.smk"
 include: "rules/accuracy.smk"
 
 

@@ -7,6 +7,7 @@ rule report_files:
     input:
         summary="results/summary.csv",
         prediction="results/prediction.csv",
+        failures=FAILURE_OUTPUTS,  # rules/failures.smk: their pages go into the PDF too
     output:
         speedup=report(
             REPORT_OUTPUTS["speedup"],

@@ -61,8 +61,9 @@ import time
 from dataclasses import asdict, replace
 from typing import Any
 
+from tickpar.anatomy import partitioned_steps
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord, merge
+from tickpar.oracle import OracleRecord, Verdict, merge
 from tickpar.params import Param, ParamError
 from tickpar.pdes.errors import error_to_exception, pick_error
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
@@ -70,7 +71,8 @@ from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
 from tickpar.pdes.plan import Plan, make_plan
 from tickpar.pdes.quantum import LATE_MODES, QuantumSync
-from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult, base_stats
+from tickpar.pdes.stats import lp_total, partitioned_stats
+from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
 from tickpar.work import calibrate
 
 BACKENDS = ("threads", "processes")
@@ -146,6 +148,18 @@ class Quantum(Strategy):
         cut = [link.latency for link in model.links if lp_of[link.src.id] != lp_of[link.dst.id]]
         return None if q is not None and cut and min(cut) < q else "exact"
 
+    def anatomy(
+        self, spec: RunSpec, workers: int, options: dict[str, Any], verdict: Verdict
+    ) -> list[dict[str, Any]] | None:
+        """LPs and quanta: the queue of the first diverging component and the quantum it was in."""
+        model = spec.build_model(work="none")
+        try:
+            plan, _part = self._plan(model, spec, workers, options)
+        except LookaheadError:
+            return None  # refused before the run: the failure message says it all
+        names = [c.name for c in model.components]
+        return partitioned_steps(verdict, plan.lp_of, names, plan.sync_args["quantum"], "quantum")
+
     def uses_processes(self, options: dict[str, Any]) -> bool:
         return options.get("backend") == "processes"
 
@@ -186,43 +200,15 @@ class Quantum(Strategy):
 
 def _stats(results: list[LPResult], record: OracleRecord, plan: Plan, part: Partition, wall: float) -> dict[str, Any]:
     """The run's statistics from every queue's (see the module docstring)."""
-
-    def total(key: str) -> Any:
-        return sum(r.stats.get(key, 0) for r in results)
-
     quanta = max(r.stats.get("windows", 0) for r in results)
-    served = total("served")
-    loop_s = max(r.stats.get("loop_s", 0.0) for r in results)
     q = plan.sync_args["quantum"]
-    stats = base_stats(plan.parts)
-    del stats["lock_waits"]  # queues share no locks
-    stats.update(
-        events=record.events,
-        batches=quanta,
-        mean_events_per_batch=served / quanta if quanta else 0.0,
-        messages=total("messages"),
-        idle_s=[round(r.stats.get("idle_s", 0.0), 6) for r in results],
-    )
-    stats.update(part.describe())
+    stats = partitioned_stats(results, record, plan, part, wall, batches=quanta)
     stats.update(
         quantum=q,
-        lookahead=plan.lookahead,
         quantum_ratio=q / plan.lookahead if q is not None and plan.lookahead else None,
         quanta=quanta,
-        late_events=total("late_events"),
-        lateness_total_ticks=total("lateness_total_ticks"),
+        late_events=lp_total(results, "late_events"),
+        lateness_total_ticks=lp_total(results, "lateness_total_ticks"),
         lateness_max_ticks=max(r.stats.get("lateness_max_ticks", 0) for r in results),
-        events_per_lp=[r.stats.get("served", 0) for r in results],
-        packets=total("packets"),
-        dropped_after_end=total("dropped_after_end"),
-        loop_s=loop_s,
-        cpu_s=[round(r.stats.get("cpu_s", 0.0), 6) for r in results],
-        setup_s=max(0.0, wall - loop_s),
     )
-    if plan.order == "gem5":
-        stats.update(
-            gem5_cross_lp_ties=total("gem5_cross_lp_ties"),
-            gem5_tie_reorders=total("gem5_tie_reorders"),
-            gem5_tie_unresolved=total("gem5_tie_unresolved"),
-        )
     return stats

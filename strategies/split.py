@@ -862,8 +862,8 @@ def _causality_steps(recorder: _Recorder, replay: tuple[int, int | None] | None)
             own, replayed = replay
             if replayed == when:
                 origin = (
-                    f"when={when} is a stored tick: the handler asks for the same tick when it reads its own"
-                    f" event's tick {own} as now (computed before, not from this handler's cur_tick)"
+                    f"when={when} is a stored tick: replayed with now = its event's own tick {own}, the handler"
+                    " asks for the same tick, so it was not computed from cur_tick"
                 )
             elif replayed is None:
                 origin = f"when={when} depends on cur_tick: with now = {own} the handler no longer makes this call"

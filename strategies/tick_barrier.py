@@ -11,7 +11,8 @@ thread (``executor=inline``: the same semantics, deterministic, for tests).
 The batch ends at a barrier before time advances.  Bins with fewer than
 ``min_parallel`` events, or with a single group, and every bin when
 ``workers == 1``, are served by the plain gem5 loop
-(:meth:`~tickpar.eventq.EventQueue.serve_until` ``K``): exact by
+(:meth:`~tickpar.eventq.EventQueue.serve_bin`, then
+:meth:`~tickpar.eventq.EventQueue.serve_until` ``K``): exact by
 construction, no barrier to pay.
 
 Lookahead: none needed: only events of one ``(when, priority)`` key run
@@ -90,7 +91,7 @@ from heapq import heappop, heappush, merge
 from typing import Any
 
 from tickpar.eventkeys import child_tie, key_priority, key_when
-from tickpar.eventq import BatchQueue, Deferred, Entry, Event, Op
+from tickpar.eventq import BatchQueue, Deferred, Entry, Event, Op, op_key
 from tickpar.model import Component, Model
 from tickpar.oracle import collect
 from tickpar.params import Param
@@ -98,18 +99,18 @@ from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyR
 from tickpar.simloop import start_single_queue
 
 
-class _Group:
-    """One lock key's events of one batch, and everything they did (in its :class:`Deferred`)."""
+class _Group(Deferred):
+    """One lock key's events of one batch, and everything they did: the kernel's :class:`Deferred` for it."""
 
-    __slots__ = ("children", "d", "error", "gid", "late_children", "local_children", "members", "nchild", "runner")
+    __slots__ = ("children", "error", "gid", "late_children", "local_children", "members", "nchild", "runner")
 
-    def __init__(self, gid: int, runner: _Runner) -> None:
+    def __init__(self, gid: int, runner: _Runner, kbatch: int) -> None:
+        super().__init__(kbatch, runner.message_class)  # no bound method or owner kept: no reference cycle
         self.gid = gid
         self.runner = runner
         self.members: list[tuple[Entry, int]] = []  # (entry, batch index) in queue order
         self.children: list[tuple[int, int, int, Op]] = []  # (key, tie, n, op): zero-delay children to run here
         self.nchild = 0
-        self.d: Deferred = None  # type: ignore[assignment]  # set when the batch starts
         self.error: BaseException | None = None
         self.local_children = 0
         self.late_children = 0
@@ -119,14 +120,8 @@ class _Group:
         runner = self.runner
         if op is None or event.__class__ is not runner.message_class:
             runner.own(self, event)
-        if op is not None and op.key <= self.d.limit_key:
+        if op is not None and op_key(op) <= self.limit_key:
             runner.child(self, op)
-
-
-class _Ctx(threading.local):
-    """The group the current thread is running (None outside a parallel batch)."""
-
-    g: _Group | None = None
 
 
 class _Pool:
@@ -213,10 +208,10 @@ class _Runner:
         self.inline = options.get("executor", "threads") == "inline"
         self.min_parallel = max(2, options.get("min_parallel", 2))
         self.message_class = model.message_class
+        self.model_events = (model.event_class, model.message_class)
         self.canonical = queue.order == "canonical"
         self.claim_lock = threading.Lock()
         self.claimed: list[Component] = []
-        self.ctx = _Ctx()
         self.pool: _Pool | None = None
         #: Per member of the running batch: (ops list, first, end) of the insertions it made.
         self.spans: list[tuple[list[Op], int, int] | None] = []
@@ -253,26 +248,29 @@ class _Runner:
 
     def child(self, g: _Group, op: Op) -> None:
         """A zero-delay child (key <= the batch key): run it in ``g`` if ``g`` may own its component."""
-        event = op.event
+        event, when, source = op
         comp = getattr(event, "component", None)
         if comp is not None and comp.occupant != g.gid and not self._claim(comp, g):
             self.model.note_race(
                 comp,
                 event,
-                f"zero-delay child {event.name} at ({op.when}, {event.priority}) of group {g.gid} into "
+                f"zero-delay child {event.name} at ({when}, {event.priority}) of group {g.gid} into "
                 f"{comp.name}, owned by group {comp.occupant}: the sequential run would process it before "
                 "the rest of the batch",
             )
             g.late_children += 1
             return  # its insertion stays deferred: committed after the barrier
         g.nchild += 1
-        heappush(g.children, (op.key, child_tie(self.canonical, op.source, g.nchild), g.nchild, op))
+        heappush(g.children, (op_key(op), child_tie(self.canonical, source, g.nchild), g.nchild, op))
         g.local_children += 1
 
     def guard_call(self, caller: Component, peer: Component, method: str) -> None:
         """The model's call guard: a direct call during a batch claims the peer for the calling group."""
-        g = self.ctx.g
-        if g is None or peer.occupant == g.gid or self._claim(peer, g):
+        d = self.queue.deferring()
+        if d is None:
+            return  # outside a batch: one thread
+        g: _Group = d  # type: ignore[assignment]  # the group is its own Deferred
+        if peer.occupant == g.gid or self._claim(peer, g):
             return
         self.model.note_race(
             peer,
@@ -284,9 +282,8 @@ class _Runner:
     # -- one group ---------------------------------------------------------------------
     def run_group(self, g: _Group) -> None:
         queue = self.queue
-        d = g.d
+        d = g
         queue.defer_to(d)
-        self.ctx.g = g
         kbatch = d.limit_key
         children = g.children
         ops = d.ops
@@ -294,23 +291,20 @@ class _Runner:
         run_entry, run_op = queue.run_entry, queue.run_op
         try:
             for entry, index in g.members:
-                tie0 = entry.tie
+                tie0 = entry[1]
                 while children and (children[0][0] < kbatch or children[0][1] < tie0):
                     key, tie, _n, op = heappop(children)
-                    if op.live:
-                        run_op(d, op, key, tie)
+                    run_op(d, op, key, tie)  # skipped when no longer live
                 start = len(ops)
                 if run_entry(d, entry):  # False: an earlier event rescheduled or descheduled it
                     spans[index] = (ops, start, len(ops))
             while children:
                 key, tie, _n, op = heappop(children)
-                if op.live:
-                    run_op(d, op, key, tie)
+                run_op(d, op, key, tie)
         except BaseException as exc:  # reported after the barrier, in sequential order
             g.error = exc
         finally:
             queue.defer_to(None)
-            self.ctx.g = None
 
     # -- the loop ------------------------------------------------------------------------
     def run(self) -> None:
@@ -318,8 +312,7 @@ class _Runner:
         if self.workers == 1:
             queue.run()  # nothing can run beside anything: gem5's loop, exact by construction
             return
-        model_events = (self.model.event_class, self.model.message_class)
-        by_name = self.by_name
+        model_events = self.model_events
         pool = None if self.inline else _Pool(self.workers - 1, self)
         self.pool = pool
         try:
@@ -327,33 +320,44 @@ class _Runner:
                 head = queue.head()
                 if head is None:
                     return
-                kbatch = head.key
-                groups: dict[object, _Group] = {}
+                kbatch = head[0]
+                groups: list[_Group] = []
                 members: list[Entry] = []
-                if head.event.__class__ in model_events:
+                if head[2].__class__ in model_events:
                     members = queue.pop_bin()
                     if len(members) >= self.min_parallel:
-                        for index, entry in enumerate(members):
-                            ev = entry[2]
-                            if ev.__class__ not in model_events:
-                                groups.clear()  # an exit or plain event in the bin: the gem5 loop serves it
-                                break
-                            lk = ev.name if by_name else ev.component  # type: ignore[attr-defined]
-                            g = groups.get(lk)
-                            if g is None:
-                                g = groups[lk] = _Group(len(groups), self)
-                            g.members.append((entry, index))
+                        groups = self._group(members, kbatch)
                 if len(groups) < 2:
-                    queue.put_back(members)  # same entries, same ties: the bin is as it was
                     self.stats["serial_runs"] += 1
-                    if queue.serve_until(kbatch) is not None:
+                    # The gem5 loop: the popped bin (if any), then whatever else is due up to its key.
+                    if (members and queue.serve_bin(members) is not None) or queue.serve_until(kbatch) is not None:
                         return
                     continue
                 self.spans = [None] * len(members)
-                self._batch(kbatch, list(groups.values()))
+                self._batch(kbatch, groups)
         finally:
             if pool is not None:
                 pool.close()
+
+    def _group(self, members: list[Entry], kbatch: int) -> list[_Group]:
+        """The bin's groups by lock key, in order of first member; none when a plain event is in the bin.
+
+        A method of its own (not inlined in :meth:`run`): CPython 3.11 specialises a
+        code object only after it was entered a few times, and ``run`` is entered once.
+        """
+        model_events = self.model_events
+        by_name = self.by_name
+        groups: dict[object, _Group] = {}
+        for index, entry in enumerate(members):
+            ev = entry[2]
+            if ev.__class__ not in model_events:
+                return []  # an exit or plain event in the bin: the gem5 loop serves it
+            lk = ev.name if by_name else ev.component  # type: ignore[attr-defined]
+            g = groups.get(lk)
+            if g is None:
+                g = groups[lk] = _Group(len(groups), self, kbatch)
+            g.members.append((entry, index))
+        return list(groups.values())
 
     def _batch(self, kbatch: int, groups: list[_Group]) -> None:
         queue = self.queue
@@ -361,11 +365,9 @@ class _Runner:
         stats = self.stats
         stats["parallel_batches"] += 1
         stats["groups"] += len(groups)
-        message_class = self.message_class
         # Claims: each group owns the components of its events; a second group on one is a race.
         claimed = self.claimed
         for g in groups:
-            g.d = Deferred(kbatch, message_class, g.on_op)
             gid = g.gid
             last = None
             for entry, _index in g.members:
@@ -379,8 +381,8 @@ class _Runner:
                 elif occupant != gid:
                     self.model.note_race(
                         comp,
-                        entry.event,
-                        f"lock key splits {comp.name}: {entry.event.name} in group {gid}, other events in group "
+                        entry[2],
+                        f"lock key splits {comp.name}: {entry[2].name} in group {gid}, other events in group "
                         f"{occupant} of the same batch ({key_when(kbatch)}, {key_priority(kbatch)})",
                     )
         try:
@@ -403,7 +405,7 @@ class _Runner:
         execs = 0
         simple = True
         for g in groups:
-            d = g.d
+            d = g
             size_delta += d.size_delta
             execs += len(d.execs)
             if g.nchild or g.error is not None or d.violations:
@@ -424,8 +426,8 @@ class _Runner:
             return
         runs: list[list[tuple[Any, Any, int, int, int, int]]] = []
         for g in groups:
-            execs = g.d.execs
-            ops_end = len(g.d.ops)
+            execs = g.execs
+            ops_end = len(g.ops)
             runs.append(
                 [
                     (key, tie, g.gid, j, start, execs[j + 1][2] if j + 1 < len(execs) else ops_end)
@@ -441,11 +443,11 @@ class _Runner:
         failed: _Group | None = None
         for _key, _tie, gid, j, start, end in order:
             g = groups[gid]
-            if g.error is not None and j == len(g.d.execs) - 1:
+            if g.error is not None and j == len(g.execs) - 1:
                 failed = g  # the sequential run stops inside this event
                 break
-            ordered += g.d.ops[start:end]
-            viols = g.d.violations
+            ordered += g.ops[start:end]
+            viols = g.violations
             k = vpos[gid]
             while k < len(viols) and viols[k][0] == j:
                 queue.violations.append(viols[k][1])

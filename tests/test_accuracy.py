@@ -16,7 +16,14 @@ from tickpar.accuracy import accuracy_table, thresholds
 from tickpar.cli import main
 from tickpar.oracle import OracleRecord, compare, errors, failure_record
 from tickpar.registry import REPO_ROOT, get_registry
-from tickpar.report_accuracy import ANCHORS, accuracy_sentences, fig_accuracy, pdf_pages, summary_page
+from tickpar.report_accuracy import (
+    ANCHORS,
+    accuracy_findings,
+    accuracy_sentences,
+    fig_accuracy,
+    pdf_pages,
+    summary_page,
+)
 from tickpar.runner import Cell, check_cell, execute, execute_isolated, resolve_cell
 from tickpar.sweep import SweepError, load_sweep
 
@@ -199,6 +206,7 @@ def test_accuracy_page_has_reference_lines_and_findings() -> None:
         "quantum on multicore/fine, 2 workers: worst error passes 1% at 10x (within it up to 2x); "
         "passes 15% at 100x (within it up to 10x)."
     ]
+    assert accuracy_findings(_summary()) == sentences and accuracy_findings(pd.DataFrame()) == []
     page = summary_page(_summary())  # the same page, derived from summary.csv alone
     assert any("passes 15% at 100x" in t.get_text() for t in page.texts)
     plt.close(page)

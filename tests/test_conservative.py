@@ -181,6 +181,7 @@ def test_mpi_exact_on_phold(sync: str) -> None:
     assert verdict.kind == "exact", verdict.reason
     assert outcome.stats["mpiexec"].endswith("mpiexec")
     assert outcome.stats["messages"] > 0
+    assert 0 < outcome.stats["loop_s"] < outcome.wall_s  # measured inside the ranks, after the start barrier
 
 
 @needs_mpi

@@ -33,6 +33,12 @@ LOOKALIKES: list[tuple[Any, Any]] = [
     (2**100, 2**100 + 2**61 - 1),
     ("a", b"a"),
     ((1, True), (1, 1)),
+    # tuple records (flat tuples of fast ints) against fast int records and against slow tuples
+    ((5,), 5),
+    ((0, 7), (0, 7.0)),
+    ((3, 2**61 - 1 + 3), (3, 3)),
+    ((1, 2, 3), (1, (2, 3))),
+    ((), 0),
 ]
 
 

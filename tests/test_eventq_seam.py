@@ -10,7 +10,18 @@ from __future__ import annotations
 import pytest
 
 from tickpar.eventkeys import canonical_source, key_priority, key_when, pack_key, source_parts
-from tickpar.eventq import BatchQueue, Deferred, Event, EventNotFound, EventQueue, Priority, SchedulingError
+from tickpar.eventq import (
+    BatchQueue,
+    Deferred,
+    Event,
+    EventNotFound,
+    EventQueue,
+    Priority,
+    SchedulingError,
+    entry_live,
+    op_key,
+    op_live,
+)
 
 
 def tagged(log: list[object], name: str, priority: int = 0, queue: EventQueue | None = None) -> Event:
@@ -51,9 +62,9 @@ def test_pop_bin_takes_the_head_bin_in_service_order_and_put_back_restores_it(lo
     q.schedule(x, 11)
     before = q.pending()
     entries = q.pop_bin()
-    assert [e.event for e in entries] == [c, b, a]
-    assert all(e.live for e in entries) and len(q) == 4  # still scheduled, still counted
-    assert {key_when(e.key) for e in entries} == {10}
+    assert [e[2] for e in entries] == [c, b, a]
+    assert all(entry_live(e) for e in entries) and len(q) == 4  # still scheduled, still counted
+    assert {key_when(e[0]) for e in entries} == {10}
     q.put_back(entries)
     assert q.pending() == before
     drain(q)
@@ -66,11 +77,12 @@ def test_entry_is_not_live_after_deschedule_or_reschedule() -> None:
     a, b = Event(name="A"), Event(name="B")
     q.schedule(a, 5)
     q.schedule(b, 5)
-    entries = {e.event.name: e for e in q.pop_bin()}
+    entries = {e[2].name: e for e in q.pop_bin()}
     q.deschedule(a)
     q.reschedule(b, 9)
-    assert not entries["A"].live and not entries["B"].live
-    assert q.head() is not None and q.head().event is b and key_when(q.head().key) == 9
+    assert not entry_live(entries["A"]) and not entry_live(entries["B"])
+    head = q.head()
+    assert head is not None and head[2] is b and key_when(head[0]) == 9
 
 
 def test_serve_until_stops_past_the_key_and_returns_an_exit_event(log: list[object]) -> None:
@@ -103,7 +115,7 @@ def test_deferred_operations_change_the_event_at_once_and_the_heap_only_at_commi
     q.defer_to(None)
     assert a.scheduled and c.when == 10 and q.pending() == []
     assert len(d.ops) == 4 and d.size_delta == 3
-    assert not d.ops[2].live and d.ops[3].live  # the reschedule retired c's first insertion
+    assert not op_live(d.ops[2]) and op_live(d.ops[3])  # the reschedule retired c's first insertion
     assert q.commit(d.ops, d.size_delta) == 3
     drain(q)
     assert log == ["C", "B", "A"]  # gem5 LIFO among the committed insertions, as if scheduled directly
@@ -190,11 +202,12 @@ def test_run_entry_and_run_op_serve_inside_the_batch(log: list[object]) -> None:
     q.schedule(a, 5)
     q.cur_tick = 5
     (entry,) = q.pop_bin()
-    d = Deferred(entry.key)
+    d = Deferred(entry[0])
     q.defer_to(d)
     q.schedule(child, 5)
     op = d.ops[0]
-    q.run_op(d, op, op.key, -1)
+    assert q.run_op(d, op, op_key(op), -1)
+    assert not q.run_op(d, op, op_key(op), -1)
     assert q.run_entry(d, entry)
     assert not q.run_entry(d, entry)  # no longer live: not run twice
     q.defer_to(None)

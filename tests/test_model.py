@@ -411,3 +411,33 @@ def test_digests_identical_across_hash_seeds(tmp_path: Path) -> None:
     assert first["digest"] and first["digest"] == second["digest"]
     assert first["oracle"]["components"] == second["oracle"]["components"]
     assert first["events"] == second["events"] > 0
+
+
+# --- ownership primitives -----------------------------------------------------------------------------------------
+
+
+def test_claim_and_release_say_who_is_inside() -> None:
+    """claim() takes a free component (returns None), reports the holder otherwise; release() frees it."""
+    model = Model(1)
+    node = Node(model, "n")
+    assert node.occupant is None
+    assert node.claim("w1") is None and node.occupant == "w1"
+    assert node.claim("w1") == "w1"  # already held by the claimant
+    assert node.claim("w2") == "w1" and node.occupant == "w1"  # refused: w1 stays inside
+    node.release()
+    assert node.occupant is None and node.claim("w2") is None
+
+
+def test_call_guard_replaces_the_worker_check_for_direct_calls() -> None:
+    """With Model.call_guard set, every direct call goes through it, and the worker-occupancy check is skipped."""
+    model = Model(1, detect_races=True)
+    a, b = Node(model, "a"), Node(model, "b")
+    model.connect_direct(a, b)
+    a.plan = [(5, 0)]
+    a.on_tick_do = lambda node, payload: node.call(b, "poke", 3)
+    seen: list[tuple[str, str, str]] = []
+    model.call_guard = lambda caller, peer, method: seen.append((caller.name, peer.name, method))
+    b.claim("someone else")  # the default check would call this a race
+    simulate(model)
+    assert seen == [("a", "b", "poke")] and ("poke", 5, 3) in b.log
+    assert model.races == [] and b.occupant == "someone else"

@@ -410,7 +410,7 @@ def test_findings_are_computed_from_the_data() -> None:
     text = " ".join(findings(df, "work_us"))
     assert "Exact in every checked cell" in text and "par (6)" in text
     assert "Best speedup of an exact strategy (counted points): 1.60x" in text and "w/s100 at 2 workers" in text
-    assert "par on w/s: best speedup 1.60x" in text and f"breaks even at about {x:.3g}" in text
+    assert "par on w/s: best loop speedup 1.60x" in text and f"breaks even at about {x:.3g}" in text
     assert breakeven([1, 10], [1.2, 1.5]) == ("below", 1.0)
     assert breakeven([1, 10], [0.2, 0.5]) == ("above", 10.0)
 
@@ -553,10 +553,10 @@ def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     findings_html = (results / "report" / "findings.html").read_text()
     assert "test-crashy: crash in 1 of 1 cells" in findings_html
     pages, keywords = _pdf_pages(results / "report.pdf")
-    assert pages == 11
+    assert pages == 12
     assert keywords.split("; ") == [
         "findings", "environment", "correctness", "speedup", "efficiency", "breakeven", "scaling",
-        "time_per_event", "overhead", "verdict table", "speedup table",
+        "time_per_event", "overhead", "accuracy", "verdict table", "speedup table",
     ]  # fmt: skip
     assert "bound_speedup" in summary.columns and "ideal_speedup" in summary.columns
     assert (results / "prediction.csv").exists()

@@ -144,3 +144,20 @@ def test_partitioned_anatomy_names_the_lp_and_the_window() -> None:
     lookahead = 10  # phold's default: every link's latency
     assert step["step"] * lookahead <= step["when"] < (step["step"] + 1) * lookahead
     assert verdict.divergence["component"] == step["event"]
+
+
+def test_failure_pages_go_into_the_pdf(tmp_path: Path) -> None:
+    """tickpar.report's failures page: per written page a text page and a timeline, then the rates."""
+    from tickpar.report_failures import pdf_pages
+
+    assert pdf_pages(None, tmp_path / "none") == []
+    steps = [{"worker": 0, "step": 1, "event": "e", "when": 5, "cur_tick": 7, "note": "schedule fails"}]
+    cell = {"strategy": "split"}
+    data = {"cell": cell, "verdict": {"kind": "causality", "reason": "r"}, "tries": 1, "elapsed_s": 0.1,
+            "size_before": {"components": 2, "events": 9}, "size": {"components": 1, "events": 3},
+            "command": "tickpar check -w x", "anatomy": steps}  # fmt: skip
+    (tmp_path / "split.json").write_text(json.dumps(data))
+    (tmp_path / "split_rates.json").write_text(json.dumps({"rows": [{"executor": "threads", "preempt": None,
+                                                                     "run": 0, "verdict": "race"}]}))  # fmt: skip
+    figs = pdf_pages(None, tmp_path)
+    assert len(figs) == 3

@@ -39,6 +39,8 @@ from typing import Any
 import pandas as pd
 
 from tickpar.aggregate import write_csv_atomic
+from tickpar.oracle import MISSING, worst_verdict
+from tickpar.plugins import BASELINE
 
 __all__ = ["COLUMNS", "ERROR_PREFIX", "LEVELS", "accuracy_table", "main", "thresholds"]
 
@@ -48,8 +50,6 @@ COLUMNS = ("workload", "shape", "strategy", "variant", "quantum_ratio", "workers
 #: Error levels the report draws and :func:`thresholds` reports (fractions).
 LEVELS = (0.01, 0.15)
 _GROUP = ("workload", "shape", "strategy", "variant", "order", "workers")
-_BASELINE = "sequential"
-_SEVERITY = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash", "missing")
 
 
 def _error_columns(df: pd.DataFrame) -> list[str]:
@@ -59,17 +59,12 @@ def _error_columns(df: pd.DataFrame) -> list[str]:
     return first + [c for c in cols if c not in first]
 
 
-def _worst(verdicts: pd.Series) -> str:
-    ranks = [_SEVERITY.index(v) if v in _SEVERITY else len(_SEVERITY) - 1 for v in verdicts.astype(str)]
-    return _SEVERITY[max(ranks)] if ranks else "missing"
-
-
 def accuracy_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The accuracy table of a summary (see the module docstring); empty when nothing has errors."""
     errors = _error_columns(summary)
     if summary.empty or not errors:
         return pd.DataFrame(columns=[*COLUMNS, "max_error", "order", "seeds", "verdict"])
-    df = summary[summary["strategy"] != _BASELINE].copy()
+    df = summary[summary["strategy"] != BASELINE].copy()
     df = df[df[errors].notna().any(axis=1)]
     for col in errors:
         df[col] = pd.to_numeric(df[col], errors="coerce").abs()
@@ -84,7 +79,7 @@ def accuracy_table(summary: pd.DataFrame) -> pd.DataFrame:
             row[col] = group[col].mean()
         row["max_error"] = max((row[c] for c in errors if not pd.isna(row[c])), default=math.nan)
         row["seeds"] = len(group)
-        row["verdict"] = _worst(group["verdict"]) if "verdict" in group else "missing"
+        row["verdict"] = worst_verdict(group["verdict"].astype(str)) if "verdict" in group else MISSING
         row["late_events"] = group["stat_late_events"].mean()
         rows.append(row)
     out = pd.DataFrame(rows)

@@ -112,10 +112,12 @@ def partitioned_steps(
     return steps
 
 
-def explain(cell: Cell, verdict: Verdict, record: OracleRecord) -> list[dict[str, Any]]:
-    """The anatomy of ``cell``'s ``verdict`` (``[]`` for ``exact``)."""
+def explain(cell: Cell, verdict: Verdict, record: OracleRecord, replay: bool = True) -> list[dict[str, Any]]:
+    """The anatomy of ``cell``'s ``verdict`` (``[]`` for ``exact``); ``replay=False``: the record alone."""
     if verdict.kind == "exact":
         return []
+    if not replay:
+        return from_record(verdict, record)
     strategy = get_registry().strategy(cell.strategy)()
     try:
         steps = strategy.anatomy(cell.spec, cell.workers, dict(cell.options), verdict)

@@ -121,15 +121,21 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from tickpar.eventq import EventQueue, canonical_source
+from tickpar.eventkeys import SRC_BITS
+from tickpar.eventq import EventQueue
 from tickpar.pdes.partition import pack_balanced
 from tickpar.plugins import RunSpec
-from tickpar.simloop import schedule_limit
+
+if TYPE_CHECKING:
+    from tickpar.model import Model
+from tickpar.simloop import schedule_limit, start_single_queue
+
+_SEQ_MASK = (1 << SRC_BITS) - 1  # source key = component << SRC_BITS | seq
 
 __all__ = [
     "BOUNDS",
@@ -195,8 +201,6 @@ CXX: dict[str, dict[str, Any]] = {
 
 COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")
 _FLOAT_COLUMNS = ("cost_s", "work_us")
-_SRC_BITS = canonical_source(1, 0).bit_length() - 1  # source key = component << _SRC_BITS | seq
-_SEQ_MASK = (1 << _SRC_BITS) - 1
 
 
 # -- the DAG -------------------------------------------------------------------------------
@@ -215,14 +219,14 @@ def find_parents(component: np.ndarray, source: np.ndarray, first: np.ndarray, l
     parents = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return parents
-    shift = _SRC_BITS + 1
+    shift = SRC_BITS + 1
     issuing = np.flatnonzero(last > first)
     keys_last = (component[issuing] << shift) | last[issuing]
     order = np.argsort(keys_last, kind="stable")
     keys_last = keys_last[order]
     issuing = issuing[order]
     has_source = source >= 0
-    src_comp = np.where(has_source, source >> _SRC_BITS, 0)
+    src_comp = np.where(has_source, source >> SRC_BITS, 0)
     src_seq = np.where(has_source, source & _SEQ_MASK, 0)
     want = (src_comp << shift) | src_seq
     pos = np.searchsorted(keys_last, want, side="left")
@@ -386,16 +390,15 @@ def record_dag(spec: RunSpec, meter_work: bool = False) -> Dag:
     alone, see :meth:`Dag.with_work`).  Without it the spec's work mode runs
     and is part of ``cost_s``.
     """
-    model = spec.build_model(record_dag=True, work="none" if meter_work else None)
-    if meter_work:
-        meter = _WorkMeter()
+    def meter(model: Model) -> None:
+        work_meter = _WorkMeter()
         for comp in model.components:
-            comp.work = meter
-        model.dag = _MeteredRows(meter)
-    queue = EventQueue("main", order=spec.order)
-    model.bind(queue)
-    model.start()
-    schedule_limit(queue, model.end_tick)
+            comp.work = work_meter
+        model.dag = _MeteredRows(work_meter)
+
+    model, queue = start_single_queue(
+        spec, record_dag=True, work="none" if meter_work else None, prepare=meter if meter_work else None
+    )
     started = time.perf_counter()
     queue.run()
     wall = time.perf_counter() - started

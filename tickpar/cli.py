@@ -165,7 +165,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     cell = _cell_from_args(args)
     golden = _load_golden(args.golden) if args.golden else None
     verdict, outcome = check_cell(cell, golden, args.timeout)
-    outcome.record.anatomy = explain(cell, verdict, outcome.record)
+    # A replay costs about a run: not when the run itself used a third of its time limit or more.
+    replay = args.timeout is None or outcome.wall_s < args.timeout / 3
+    outcome.record.anatomy = explain(cell, verdict, outcome.record, replay)
     record = make_record(cell, outcome, verdict)
     record["anatomy"] = outcome.record.anatomy
     record["promise"] = _promise(cell)

@@ -15,6 +15,12 @@ the hot path); the oracle then hashes ``(count, digest, state)``.  Python's
   the slow path).  The model inlines this for payloads and ticks below
   ``2**30 - 1`` (one CPython digit: the range test costs a few specialised
   compares) and calls :func:`fold_record` for the rest.
+* **Tuple records** (multicore's packets and most message payloads): a flat
+  tuple whose items are all plain ``int`` in ``[0, 2**60)``, with a tick in
+  that range, folds as ``hash((digest, when, eid, TUPLE_LANE, payload))``:
+  the payload tuple hashes each item through its own lane, and the record is
+  a 5-tuple whose fourth lane (``-1``) no fast record's payload takes.  It
+  costs about a tenth of a slow record (0.6 against 6.8 µs measured here).
 * **Slow records** (any other payload or tick): the payload and tick are
   written in a type-tagged, length-prefixed byte encoding (:func:`encode`:
   distinct values and distinct types give distinct bytes), hashed with
@@ -47,13 +53,15 @@ import struct
 from hashlib import blake2b
 from typing import Any
 
-__all__ = ["FAST_LIMIT", "NAME_ID_BITS", "SLOW", "encode", "event_id", "fold_record", "slow_lane"]
+__all__ = ["FAST_LIMIT", "NAME_ID_BITS", "SLOW", "TUPLE_LANE", "encode", "event_id", "fold_record", "slow_lane"]
 
 FAST_LIMIT_BITS = 60
 FAST_LIMIT = 1 << FAST_LIMIT_BITS
 """Ticks and int payloads below this (and >= 0) are fast records: their own hash lane."""
 SLOW = FAST_LIMIT
 """The tick lane of every slow record: no fast record has it."""
+TUPLE_LANE = -1
+"""The lane that marks a tuple record; no int payload of a fast record is negative."""
 NAME_ID_BITS = 51
 _PRIO_SLOT = 9  # priorities -129 (direct calls) .. 127, stored + 129
 _LANE_MODULUS = (1 << 61) - 1  # ints in [0, 2**61 - 1) hash to themselves
@@ -115,7 +123,16 @@ def slow_lane(when: int, payload: Any) -> int:
 
 
 def fold_record(digest: int, when: int, eid: int, payload: Any) -> int:
-    """``digest`` after one record; the model inlines the fast case, this handles both."""
-    if type(payload) is int and -1 < payload < FAST_LIMIT and -1 < when < FAST_LIMIT:
-        return hash((digest, when, eid, payload))
+    """``digest`` after one record; the model inlines the fast case, this handles all three."""
+    if -1 < when < FAST_LIMIT:
+        kind = type(payload)
+        if kind is int:
+            if -1 < payload < FAST_LIMIT:
+                return hash((digest, when, eid, payload))
+        elif kind is tuple:
+            for item in payload:
+                if type(item) is not int or not -1 < item < FAST_LIMIT:
+                    break
+            else:  # a flat tuple of fast ints: each item its own lane, TUPLE_LANE marks the kind
+                return hash((digest, when, eid, TUPLE_LANE, payload))
     return hash((digest, SLOW, eid, slow_lane(when, payload)))

@@ -28,6 +28,12 @@ what lets process and MPI backends be compared with a threaded run.  Payloads
 and state are built from ints, floats, bools, strs, bytes, ``None`` and tuples
 of them; a plain non-negative int payload (below ``2**60``) is the fast case.
 
+Who is inside a component is the component's own business:
+:meth:`Component.claim`/:meth:`Component.release` (and :attr:`Component.occupant`)
+are what the race guard, strategies' workers and direct calls use, and a
+strategy that decides ownership itself installs :attr:`Model.call_guard`,
+which then checks every direct call instead of the worker-occupancy test.
+
 A model is built by a workload plugin as a pure function of (params, seed);
 strategies then :meth:`Model.bind` components to event queues and call
 :meth:`Model.start`, which runs every component's :meth:`Component.init` in

@@ -44,13 +44,24 @@ from tickpar.eventq import SchedulingError, Violation
 from tickpar.model import Component, Model
 
 __all__ = [
-    "FAILED_RUN", "VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "errors", "failure_record", "merge",
+    "FAILED_RUN", "MISSING", "SEVERITY", "VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "errors",
+    "failure_record", "merge", "worst_verdict",
 ]  # fmt: skip
 
 #: Every verdict, from best to worst (the one list: the report, timing and the tests import it).
 VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash")
 #: The verdicts of a run that did not finish.
 FAILED_RUN = ("crash", "timeout", "deadlock")
+#: What tables show for a cell without a record.
+MISSING = "missing"
+#: Every verdict, then :data:`MISSING`: the ranking of :func:`worst_verdict`.
+SEVERITY = (*VERDICTS, MISSING)
+
+
+def worst_verdict(verdicts: Iterable[str]) -> str:
+    """The worst of ``verdicts`` by :data:`SEVERITY` (an unknown name ranks as missing; none: missing)."""
+    ranks = [SEVERITY.index(v) if v in SEVERITY else len(SEVERITY) - 1 for v in verdicts]
+    return SEVERITY[max(ranks)] if ranks else MISSING
 
 
 def component_digest(comp: Component, state: Any = None) -> str:

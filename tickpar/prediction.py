@@ -75,7 +75,7 @@ from tickpar.bounds import (
     tick_barrier_time,
     window_time,
 )
-from tickpar.plugins import RunSpec
+from tickpar.plugins import BASELINE, RunSpec
 
 __all__ = [
     "BACKENDS",
@@ -97,7 +97,7 @@ __all__ = [
 
 PRESETS = ("here", "cxx")
 #: Strategies with a structural model (:func:`strategy_time`); others get no bound (their cells: NaN).
-MODELLED = ("sequential", "split", "tick-barrier", "conservative")
+MODELLED = (BASELINE, "split", "tick-barrier", "conservative")
 PREDICT_WORKERS = (1, 2, 4, 8, 16, 32, 64)
 BACKENDS = ("threads", "processes", "mpi")
 PREDICTION_COLUMNS = (
@@ -351,7 +351,7 @@ def strategy_time(
     held = engine + over.o_event + (work if costs.work_mode == "gil-hold" else 0.0)
     gil_floor = float(held.sum()) if costs.gil else 0.0
     out: dict[int, float] = {}
-    if strategy == "sequential":
+    if strategy == BASELINE:
         return t1, dict.fromkeys(ps, t1)
     if strategy == "split":
         for p in ps:
@@ -529,7 +529,7 @@ def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.D
     rows, _ = _load_shapes(paths)
     if rows.empty:
         return pd.DataFrame(columns=list(PREDICTION_COLUMNS))
-    rows = rows[rows["strategy"] != "sequential"].copy()
+    rows = rows[rows["strategy"] != BASELINE].copy()
     measured = measured_speedups(summary)
     keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers"]
     if not measured.empty:
@@ -593,7 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError("--cells: a JSON list of objects; --workers: ints >= 1")
             calibration = json.loads(Path(args.calibration).read_text())
             spec = resolve_cell(
-                args.workload, parse_assignments(args.param, "--param"), "sequential", {}, 1, args.seed
+                args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed
             ).spec
             try:
                 record = shape_bounds(args.workload, args.shape, spec, cells, calibration, workers)

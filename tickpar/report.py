@@ -11,7 +11,8 @@ The pages are :data:`PAGES`, in PDF order; figure pages are also written one
 file each, for Snakemake's HTML report:
 
 * ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
-  computed from the tables, none written by hand;
+  computed from the tables, none written by hand (with, for relaxed strategies,
+  the quantum ratio at which the error passes 1% and 15%);
 * ``environment``: CPU, cores, Python, GIL, work model, versions;
 * ``correctness``: strategy/variant x (workload shape, workers) -> the worst
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
@@ -25,6 +26,8 @@ file each, for Snakemake's HTML report:
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
 * ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
+  error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report_accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
 
 **Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
@@ -61,8 +64,10 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tickpar.oracle import VERDICTS
+from tickpar import report_failures
+from tickpar.oracle import SEVERITY, worst_verdict
 from tickpar.plugins import BASELINE
+from tickpar.report_accuracy import accuracy_findings, summary_page
 from tickpar.report_speed import (
     breakeven,
     breakeven_points,
@@ -79,7 +84,6 @@ __all__ = [
 ]  # fmt: skip
 
 #: Verdicts from best to worst; a grid cell shows the worst over its seeds.
-SEVERITY = (*VERDICTS, "missing")
 VERDICT_COLOURS = {
     "exact": "#4c9f50",
     "diverged": "#f0a030",
@@ -221,11 +225,6 @@ def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
     return g.figure
 
 
-def _worst(verdicts: pd.Series) -> str:
-    ranks = [SEVERITY.index(v) if v in SEVERITY else len(SEVERITY) - 1 for v in verdicts]
-    return SEVERITY[max(ranks)]
-
-
 def correctness_grid(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(verdict codes, annotation text), rows = strategy/variant, columns = (where, workers)."""
     rows = _labels(df)
@@ -234,7 +233,7 @@ def correctness_grid(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     codes = pd.DataFrame(np.nan, index=rows, columns=pd.MultiIndex.from_tuples(cols, names=["where", "workers"]))
     text = pd.DataFrame("", index=rows, columns=codes.columns)
     for (label, where, workers), grp in df.groupby(["label", "where", "workers"], sort=False):
-        worst = _worst(grp["verdict"])
+        worst = worst_verdict(grp["verdict"])
         codes.loc[label, (where, workers)] = SEVERITY.index(worst)
         mark = VERDICT_SHORT[worst]
         if grp["verdict"].nunique() > 1:
@@ -599,8 +598,10 @@ PAGES: list[Page] = [
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),
+    Page("accuracy", lambda d: summary_page(d.df), figure=False),  # its HTML figure: rules/accuracy.smk
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
+    Page("failures", report_failures.pdf_pages, figure=False),  # rules/failures.smk's pages, when made
 ]
 FIGURES = tuple(p.name for p in PAGES if p.figure)
 PDF_PAGES = tuple(p.name for p in PAGES)
@@ -629,7 +630,7 @@ def render(
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
     pred = load_prediction(prediction)
-    sentences = findings(df, param, pred)
+    sentences = findings(df, param, pred) + accuracy_findings(df)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
     if "n_values" in df.columns and not df.empty:

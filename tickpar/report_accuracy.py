@@ -32,7 +32,7 @@ import seaborn as sns
 
 from tickpar.accuracy import ERROR_PREFIX, accuracy_table, thresholds
 
-__all__ = ["ANCHORS", "accuracy_sentences", "fig_accuracy", "main", "pdf_pages", "summary_page"]
+__all__ = ["ANCHORS", "accuracy_findings", "accuracy_sentences", "fig_accuracy", "main", "pdf_pages", "summary_page"]
 
 #: The anchors' error claims (fractions): drawn as horizontal reference lines.
 ANCHORS = (
@@ -138,6 +138,11 @@ def pdf_pages(table: pd.DataFrame) -> list[tuple[str, plt.Figure]]:
         fig.subplots_adjust(bottom=extra / (height + extra) + 0.06)
         fig.text(0.02, 0.01, "\n".join(sentences), fontsize=8, va="bottom", wrap=True)
     return [("accuracy", fig)]
+
+
+def accuracy_findings(summary: pd.DataFrame) -> list[str]:
+    """:func:`accuracy_sentences` of the sweep's summary table (for the report's findings)."""
+    return accuracy_sentences(accuracy_table(summary)) if not summary.empty else []
 
 
 def summary_page(summary: pd.DataFrame) -> plt.Figure:

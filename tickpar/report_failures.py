@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,8 +48,22 @@ from tickpar.registry import get_registry
 from tickpar.runner import Cell, check_cell, resolve_cell, write_json_atomic
 from tickpar.shrink import ShrinkResult, command, shrink
 
-__all__ = ["failure_rates", "main", "main_snakemake", "page", "rates_figure", "render", "timeline_figure"]
+__all__ = [
+    "OUTDIR",
+    "failure_rates",
+    "main",
+    "main_snakemake",
+    "page",
+    "pdf_pages",
+    "rates",
+    "rates_figure",
+    "render",
+    "timeline",
+    "timeline_figure",
+]
 
+OUTDIR = "results/report/failures"
+"""Where the pipeline writes the failure pages (rules/failures.smk), relative to its working directory."""
 KIND_COLOURS = {"pop": "#4477aa", "handler": "#228833", "fail": "#cc3311", "other": "#777777"}
 _OFFSET = {"pop": -0.27, "handler": -0.09, "other": 0.09, "fail": 0.27}  # within a worker's lane
 
@@ -78,6 +93,14 @@ def _kind(step: dict[str, Any], last: bool) -> str:
 
 
 def timeline_figure(steps: list[dict[str, Any]], title: str, path: Path) -> None:
+    """:func:`timeline` written to ``path``."""
+    fig = timeline(steps, title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def timeline(steps: list[dict[str, Any]], title: str) -> plt.Figure:
     """Workers (lanes) against simulated ticks: pops, handler starts, the failing operation.
 
     A step at ``when`` with ``cur_tick`` elsewhere gets a line from ``when`` to
@@ -124,13 +147,12 @@ def timeline_figure(steps: list[dict[str, Any]], title: str, path: Path) -> None
         ax.set_xlim(min(ticks) - 0.9 * span, max(ticks) + 0.1 * span)  # room for the labels on the left
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 def failure_rates(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    """split's verdicts over interleave seeds at each ``preempt``, and over real-threads runs."""
+    """split's verdicts over interleave seeds at each ``preempt`` (run seed 1), and over real-threads runs
+    (run seeds 1, 2, ...: each a different model and a different timing)."""
     workload, workers = cfg["workload"], int(cfg.get("workers", 2))
     params = dict(cfg.get("params") or {})
     rows: list[dict[str, Any]] = []
@@ -143,9 +165,8 @@ def failure_rates(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     if threads:
         tparams = {**params, **(threads.get("params") or {})}
         for run in range(int(threads.get("runs", 4))):
-            cell = resolve_cell(
-                workload, tparams, "split", {"executor": "threads"}, workers, 1, work=threads.get("work", "gil-release")
-            )
+            work = threads.get("work", "gil-release")
+            cell = resolve_cell(workload, tparams, "split", {"executor": "threads"}, workers, run + 1, work=work)
             verdict, _ = check_cell(cell)
             rows.append({"executor": "threads", "preempt": None, "run": run, "verdict": verdict.kind})
     return rows
@@ -160,6 +181,14 @@ def _rate_table(rows: list[dict[str, Any]]) -> list[tuple[str, int, Counter[str]
 
 
 def rates_figure(rows: list[dict[str, Any]], path: Path) -> None:
+    """:func:`rates` written to ``path``."""
+    fig = rates(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def rates(rows: list[dict[str, Any]]) -> plt.Figure:
     """Share of runs per verdict for each preempt value and for real threads (stacked bars)."""
     table = _rate_table(rows)
     kinds = sorted({k for _, _, c in table for k in c}, key=lambda k: (k != "exact", k))
@@ -174,10 +203,44 @@ def rates_figure(rows: list[dict[str, Any]], path: Path) -> None:
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of runs")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), fontsize=7, ncols=len(kinds), frameon=False)
+    ax.set_title("split: verdicts per preempt value and with real threads", fontsize=9)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
+
+
+def pdf_pages(_data: Any = None, outdir: str | Path = OUTDIR) -> list[plt.Figure]:
+    """The failure pages for the PDF (a :class:`tickpar.report.Page`): per strategy whose page was made
+    in ``outdir``, its shrunk cell and anatomy as text, and its timeline; then split's rates."""
+    figs: list[plt.Figure] = []
+    folder = Path(outdir)
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if path.name == "split_rates.json":
+            continue
+        data = json.loads(path.read_text())
+        strategy = data["cell"]["strategy"]
+        lines = [
+            f"verdict {data['verdict']['kind']}: {data['verdict']['reason']}",
+            f"shrunk ({data['tries']} cells, {data['elapsed_s']:.1f} s) from {data['size_before']['components']}"
+            f" components, {data['size_before']['events']} events to {data['size']['components']} and"
+            f" {data['size']['events']}:",
+            data["command"],
+            "",
+            *(
+                f"{s['step'] if s['step'] is not None else '-'}  {s['worker'] if s['worker'] is not None else ''}"
+                f"  {s['event'] or ''}  when={s['when']} cur_tick={s['cur_tick']}: {s['note']}"
+                for s in data["anatomy"]
+            ),
+        ]
+        fig = plt.figure(figsize=(11, 8.5))
+        fig.suptitle(f"{strategy}: the anatomy of its failure", fontsize=12)
+        wrapped = [w for line in lines for w in (textwrap.wrap(line, 130) or [""])]
+        fig.text(0.04, 0.92, "\n".join(wrapped), va="top", family="monospace", fontsize=7)
+        figs.append(fig)
+        figs.append(timeline(data["anatomy"], f"{strategy}: {data['verdict']['kind']}"))
+    rates_path = folder / "split_rates.json"
+    if rates_path.exists():
+        figs.append(rates(json.loads(rates_path.read_text())["rows"]))
+    return figs
 
 
 def page(

@@ -31,6 +31,7 @@ from typing import Any
 
 from tickpar.oracle import Verdict
 from tickpar.params import ParamError
+from tickpar.plugins import BASELINE
 from tickpar.registry import PluginError, get_registry
 from tickpar.runner import Cell, Outcome, check_cell, execute, resolve_cell
 from tickpar.sweep import format_value
@@ -118,7 +119,7 @@ class _Search:
         if key in self.seen:
             return self.seen[key]
         self.tries += 1
-        golden_cell = Cell(cell.spec.with_trace(True), "sequential", {"checks": True}, 1)
+        golden_cell = Cell(cell.spec.with_trace(True), BASELINE, {"checks": True}, 1)
 
         golden = execute(golden_cell).record
         result = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from tickpar.eventq import Event, EventQueue, Priority
@@ -23,6 +24,8 @@ def start_single_queue(
     debug_invariants: bool = False,
     detect_races: bool = False,
     record_dag: bool = False,
+    work: str | None = None,
+    prepare: Callable[[Model], None] | None = None,
 ) -> tuple[Model, Q]:
     """Build ``spec``'s model on one queue named ``main``, run every ``init()``, schedule the limit.
 
@@ -30,9 +33,13 @@ def start_single_queue(
     (gem5's single-queue ``simulate()``): build, bind, ``Model.start``, then
     :func:`schedule_limit` for the workload's ``end_tick``.  ``queue_class``
     is an :class:`EventQueue` subclass taking ``(name, order=, checks=)``
-    (and ``debug_invariants=`` when it is asked for).
+    (and ``debug_invariants=`` when it is asked for).  ``work`` overrides the
+    spec's work mode; ``prepare(model)`` runs after the build, before any
+    ``init()`` (bounds uses it to meter the work instead of spending it).
     """
-    model = spec.build_model(detect_races=detect_races, record_dag=record_dag)
+    model = spec.build_model(work=work, detect_races=detect_races, record_dag=record_dag)
+    if prepare is not None:
+        prepare(model)
     if debug_invariants:
         queue = queue_class("main", order=spec.order, checks=checks, debug_invariants=True)  # type: ignore[call-arg]
     else:

@@ -608,7 +608,8 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     why = f"MPI cells above {max_ranks} ranks"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
-                if family != shape and not (strategy_timed and workers in timed_workers):
+                timed_workers_here = workers in timed_workers or own_workers is not None
+                if family != shape and not (strategy_timed and timed_workers_here):
                     # A sweep-derived shape differs from its base only in one parameter (work_us in the
                     # default sweep), which changes no digest: its correctness-only cells would repeat
                     # the base shape's verdicts. Its timed cells are still checked (and timed runs too).
@@ -650,7 +651,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     timed=timing_on
                                     and strategy_timed
                                     and shape_timed
-                                    and (workers in timed_workers or own_workers is not None),
+                                    and timed_workers_here,
                                     mpi=mpi,
                                     processes=processes,
                                     family=family,

@@ -10,7 +10,7 @@ every process).
 
 The LP does not decide *when* to run what: its synchronisation policy
 (:mod:`tickpar.pdes.sync`) does, through the LP's public primitives
-(:meth:`~LogicalProcess.serve` up to a :meth:`~LogicalProcess.bound`,
+(:meth:`~LogicalProcess.serve` up to a tick,
 :meth:`~LogicalProcess.take_outbox`, :meth:`~LogicalProcess.send`,
 :meth:`~LogicalProcess.wait`, :meth:`~LogicalProcess.deliver`).  Every run
 starts with a barrier (each LP sends every peer ``READY`` once it is built and
@@ -29,9 +29,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
-from tickpar.eventq import EventQueue
+from tickpar.eventq import Event, EventQueue, Priority
 from tickpar.model import Component, Link, Model
 from tickpar.oracle import OracleRecord, collect
 from tickpar.pdes.errors import Aborted, describe_error
@@ -40,7 +41,6 @@ from tickpar.pdes.plan import Plan
 from tickpar.pdes.stamps import CountingQueue, inserted_earlier
 from tickpar.pdes.transport import Transport
 from tickpar.plugins import DeadlockError, LookaheadError
-from tickpar.simloop import before_end
 
 __all__ = ["INF", "LPResult", "LogicalProcess"]
 
@@ -101,8 +101,13 @@ class LogicalProcess:
         self.running = False
         self.links = model.links
         self.pending: deque[tuple[int, Any]] = deque()
+        self._recv = transport.recv
+        self._stall = plan.stall_s or None
+        # Stop events of serve() (canonical order): the window's end and the simulate() limit.
+        self._window_stop = Event(name=f"lp{index}.window_end", priority=Priority.MAXIMUM, is_exit=True)
+        self._end_stop = Event(name=f"lp{index}.simulate_limit", priority=Priority.SIM_EXIT, is_exit=True)
+        self._executed = 0
         # statistics
-        self.served = 0
         self.rounds = 0
         self.windows = 0
         self.messages = 0
@@ -161,34 +166,51 @@ class LogicalProcess:
         self.messages += len(box)
         return box
 
-    def deliver(self, src: int, msgs: list[tuple[Any, ...]]) -> None:
-        """Insert messages from LP ``src`` into this LP's queue, in their order."""
+    def deliver(self, src: int, msgs: list[tuple[Any, ...]]) -> float:
+        """Insert messages from LP ``src`` into this LP's queue, in their order; the earliest tick inserted."""
         links = self.links
         admit = self.admit
+        first = INF
         if self.gem5:
             q: CountingQueue = self.queue  # type: ignore[assignment]
             try:
                 for lid, when, payload, source, stamp in msgs:
                     q.incoming = (stamp, src)
                     link = links[lid]
-                    link.deliver(when if admit is None else admit(link, when), payload, source)
+                    if admit is not None:
+                        when = admit(link, when)
+                    link.deliver(when, payload, source)
+                    if when < first:
+                        first = when
             finally:
                 q.incoming = None
         elif admit is None:
             for lid, when, payload, source in msgs:
                 links[lid].deliver(when, payload, source)
+                if when < first:
+                    first = when
         else:
             for lid, when, payload, source in msgs:
                 link = links[lid]
-                link.deliver(admit(link, when), payload, source)
+                when = admit(link, when)
+                link.deliver(when, payload, source)
+                if when < first:
+                    first = when
+        return first
 
     # -- serving ----------------------------------------------------------------------------
     def local_next(self) -> float:
-        """The tick of this LP's next event if it runs before the end, else INF."""
-        key = self.queue.next_key()
-        if key is not None and before_end(key[0], key[1], self.end_tick):
-            return key[0]
-        return INF
+        """The tick of this LP's next event if it runs before the end, else INF.
+
+        Model events have priorities below ``SIM_EXIT``, so one at ``end_tick``
+        still runs: ``when <= end_tick`` is :func:`~tickpar.simloop.before_end` for them.
+        """
+        q = self.queue
+        if q.empty():
+            return INF
+        when = q.next_tick()
+        end = self.end_tick
+        return when if end is None or when <= end else INF
 
     def bound(self, limit: float) -> tuple[float, int]:
         """The key below which events run: ``when < limit`` and before the simulate() limit."""
@@ -198,23 +220,32 @@ class LogicalProcess:
             return (end, _END_PRIO)
         return bound
 
-    def serve(self, bound: tuple[float, int]) -> int:
-        """Run this LP's events with keys below ``bound``; the number run."""
-        self.running = True
+    def serve(self, limit: float, head: float | None = None) -> bool:
+        """Run this LP's events with ``when < limit`` that run before the simulate() limit; True if any ran.
+
+        ``head``: :meth:`local_next` as the caller already knows it (saves
+        looking at the queue again).
+
+        Canonical order: one :meth:`EventQueue.run <tickpar.eventq.EventQueue.run>`
+        (the sequential engine's own loop) up to a stop event, at ``(limit - 1,
+        MAXIMUM)`` (after every model event of the tick before ``limit``: model
+        priorities are below ``SIM_EXIT``) or at the simulate() limit ``(end_tick,
+        SIM_EXIT)``, whichever comes first.  The stop moves ``cur_tick`` to its
+        tick, as gem5's quantum barrier event moves every queue's ``curTick``.
+        gem5 order: one event at a time, counting cross-LP ties.
+        """
         if self.gem5:
-            return self._serve_counting(bound)
+            return self._serve_counting(self.bound(limit)) > 0
+        if (self.local_next() if head is None else head) >= limit:
+            return False
         q = self.queue
-        next_key = q.next_key
-        service_one = q.service_one
-        n = 0
-        while True:
-            key = next_key()
-            if key is None or key >= bound:
-                break
-            service_one()
-            n += 1
-        self.served += n
-        return n
+        end = self.end_tick
+        if end is not None and end < limit:
+            q.schedule(self._end_stop, end)
+        elif limit != INF:
+            q.schedule(self._window_stop, int(limit) - 1)
+        q.run()
+        return True
 
     def _serve_counting(self, bound: tuple[float, int]) -> int:
         q: CountingQueue = self.queue  # type: ignore[assignment]
@@ -226,7 +257,7 @@ class LogicalProcess:
             if key is None or key >= bound:
                 break
             mine = meta.pop(id(q.peek()), None)
-            q.enter(mine[0] if mine is not None else None, key[0], key[1], exec_base + self.served + n)
+            q.enter(mine[0] if mine is not None else None, key[0], key[1], exec_base + self._executed + n)
             q.service_one()
             n += 1
             if mine is None or q.next_key() != key:
@@ -248,7 +279,7 @@ class LogicalProcess:
             elif earlier:
                 # The single queue would serve the later insertion (the other one) first.
                 self.reorders += 1
-        self.served += n
+        self._executed += n
         return n
 
     # -- communication ------------------------------------------------------------------------
@@ -261,16 +292,15 @@ class LogicalProcess:
         """The next packet from any peer, ``(src, packet)``; ``DeadlockError`` after ``stall_s`` seconds."""
         if self.pending:
             return self.pending.popleft()
-        t0 = time.perf_counter()
-        timeout = self.plan.stall_s or None
+        t0 = perf_counter()
         try:
-            return self.transport.recv(timeout)
+            return self._recv(self._stall)
         except TimeoutError:
             raise DeadlockError(
                 f"LP {self.index} waited {self.plan.stall_s:g} s for a packet from another LP (no progress)"
             ) from None
         finally:
-            self.idle_s += time.perf_counter() - t0
+            self.idle_s += perf_counter() - t0
 
     def poll(self) -> tuple[int, Any] | None:
         """The next packet if one is already here, else ``None``."""
@@ -317,6 +347,7 @@ class LogicalProcess:
             return self._finish()
         started = time.perf_counter()
         cpu_started = time.thread_time()
+        self.running = True  # from here on the sink checks the lookahead (not during init)
         try:
             self.sync.run(self)
         except Aborted:
@@ -356,7 +387,7 @@ class LogicalProcess:
         """This LP's record (its own components) and statistics."""
         record = collect(self.model, components=self.own, violations=self.queue.violations)
         stats = {
-            "served": self.served,
+            "served": sum(c.count for c in self.own),
             "windows": self.windows,
             "rounds": self.rounds,
             "messages": self.messages,

@@ -73,7 +73,7 @@ class NullMessageSync:
         stop = False
         while True:
             safe = min(clocks.values()) if clocks else INF
-            if lp.serve(lp.bound(safe)):
+            if lp.serve(safe):
                 lp.rounds += 1
             key = q.next_key()
             promise = min(key[0] if key is not None else INF, safe) + lookahead

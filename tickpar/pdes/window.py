@@ -43,7 +43,10 @@ class WindowSync:
 
     def __init__(self, plan: Plan) -> None:
         self.lookahead: float = INF if plan.lookahead is None else plan.lookahead
+        #: Packets of a later round from a fast peer (only non-empty queues are kept).
         self._early: dict[int, deque[tuple[Any, ...]]] = {}
+        #: This LP's next tick after the last exchange (what :meth:`LogicalProcess.local_next` would say).
+        self.head: float = INF
 
     def window_end(self, gmin: float) -> float:
         """The tick below which the window that starts at the global minimum ``gmin`` runs events."""
@@ -51,9 +54,15 @@ class WindowSync:
 
     def run(self, lp: LogicalProcess) -> None:
         """Windows until nothing is left before the end anywhere."""
+        exchange = self.exchange if lp.peers else None
+        window_end = self.window_end
+        serve = lp.serve
         while True:
             try:
-                gmin = self.exchange(lp) if lp.peers else lp.local_next()
+                if exchange is None:
+                    gmin = self.head = lp.local_next()
+                else:
+                    gmin = exchange(lp)
             except (Aborted, DeadlockError, ConnectionError):
                 raise
             except BaseException as exc:
@@ -64,53 +73,77 @@ class WindowSync:
             if gmin == INF:
                 return
             try:
-                n = lp.serve(lp.bound(self.window_end(gmin)))
+                ran = serve(window_end(gmin), self.head)
             except BaseException as exc:
                 lp.fail(exc)
                 self.abort(lp)
                 return
             lp.windows += 1
-            if n:
+            if ran:
                 lp.rounds += 1
 
     def exchange(self, lp: LogicalProcess) -> float:
-        """One barrier round: send every peer its messages and my next time; deliver; the global minimum."""
-        mine = lp.local_next()
+        """One barrier round: send every peer its messages and my next time; deliver; the global minimum.
+
+        Also sets :attr:`head`, this LP's next tick after the deliveries.
+
+        The hot path of every window, written for few bytecodes (it runs once
+        per window per LP): no per-peer method calls beyond the transport's.
+        """
+        head = mine = lp.local_next()
         if lp.out_min < mine:
             mine = lp.out_min
-        for p in lp.peers:
-            lp.send(p, (DATA, lp.take_outbox(p), mine))
         lp.out_min = INF
-        got = self.gather(lp)
-        aborted = False
+        peers = lp.peers
+        outbox = lp.outbox
+        send = lp.transport.send
+        sent = 0
+        for p in peers:
+            box = outbox[p]
+            if box:
+                outbox[p] = []
+                sent += len(box)
+                send(p, (DATA, box, mine))
+            else:
+                send(p, (DATA, (), mine))  # never the outbox itself: threads pass packets by reference
+        lp.messages += sent
+        lp.packets += len(peers)
         gmin = mine
-        for src in lp.peers:
-            packet = got[src]
+        aborted = False
+        for src, packet in self.gather(lp):
             if packet[0] == ABORT:
                 aborted = True
                 continue
             if packet[1]:
-                lp.deliver(src, packet[1])
+                first = lp.deliver(src, packet[1])
+                if first < head:
+                    head = first
             if packet[2] < gmin:
                 gmin = packet[2]
         if aborted:
             raise Aborted
+        self.head = head
         return gmin
 
-    def gather(self, lp: LogicalProcess) -> dict[int, tuple[Any, ...]]:
-        """One packet from every peer (a fast peer's next-round packet waits for the next round)."""
+    def gather(self, lp: LogicalProcess) -> list[tuple[int, tuple[Any, ...]]]:
+        """One packet from every peer, in LP order (a fast peer's next-round packet waits for the next round)."""
         early = self._early
+        peers = lp.peers
+        if not early and len(peers) == 1:
+            return [lp.wait()]
         got: dict[int, tuple[Any, ...]] = {}
-        for p in lp.peers:
-            if early.get(p):
-                got[p] = early[p].popleft()
-        while len(got) < len(lp.peers):
+        for p in list(early):
+            queued = early[p]
+            got[p] = queued.popleft()
+            if not queued:
+                del early[p]
+        while len(got) < len(peers):
             src, packet = lp.wait()
             if src in got:
                 early.setdefault(src, deque()).append(packet)
             else:
                 got[src] = packet
-        return got
+        return [(p, got[p]) for p in peers]
 
     def abort(self, lp: LogicalProcess) -> None:
         """Tell every peer in place of this round's packet (``lp.error``), and take theirs."""
