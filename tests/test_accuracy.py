@@ -191,6 +191,9 @@ def test_thresholds_name_the_first_ratio_past_each_level() -> None:
 def test_empty_accuracy_table() -> None:
     table = accuracy_table(_summary().drop(columns=[c for c in _summary().columns if c.startswith("error_")]))
     assert table.empty and "quantum_ratio" in table.columns
+    only_baseline = accuracy_table(_summary().query("strategy == 'sequential'"))  # errors, but no parallel cell
+    assert only_baseline.empty and "error_final_tick" in only_baseline.columns
+    assert thresholds(only_baseline).empty
 
 
 def test_accuracy_page_has_reference_lines_and_findings() -> None:

@@ -62,8 +62,9 @@ def _error_columns(df: pd.DataFrame) -> list[str]:
 def accuracy_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The accuracy table of a summary (see the module docstring); empty when nothing has errors."""
     errors = _error_columns(summary)
+    rest = ["max_error", "order", "seeds", "verdict", "late_events"]
     if summary.empty or not errors:
-        return pd.DataFrame(columns=[*COLUMNS, "max_error", "order", "seeds", "verdict"])
+        return pd.DataFrame(columns=[*COLUMNS, *rest])
     df = summary[summary["strategy"] != BASELINE].copy()
     df = df[df[errors].notna().any(axis=1)]
     for col in errors:
@@ -82,8 +83,9 @@ def accuracy_table(summary: pd.DataFrame) -> pd.DataFrame:
         row["verdict"] = worst_verdict(group["verdict"].astype(str)) if "verdict" in group else MISSING
         row["late_events"] = group["stat_late_events"].mean()
         rows.append(row)
+    if not rows:  # only the baseline ran, or no parallel cell finished with errors
+        return pd.DataFrame(columns=[*COLUMNS, *errors, *rest])
     out = pd.DataFrame(rows)
-    rest = ["max_error", "order", "seeds", "verdict", "late_events"]
     return out[[*COLUMNS, *errors, *rest]].sort_values(
         ["workload", "shape", "strategy", "workers", "quantum_ratio", "variant"], kind="stable", na_position="first"
     ).reset_index(drop=True)
