@@ -73,6 +73,7 @@ from typing import Any
 
 from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
 from tickpar.oracle import FAILED_RUN
+from tickpar.orchestrator import paused
 from tickpar.procgroup import kill_group
 
 __all__ = [
@@ -708,13 +709,20 @@ def main_snakemake(smk: Any) -> None:
     settings = smk.params.timing
     jobs = [TimingJob.from_entry(entry) for entry in smk.params.cells]
     with open(smk.log[0], "w") as log:
+        stopped = False
         try:
-            records = _measure_logged(jobs, settings, log)
+            # Snakemake's main process keeps a core busy even with nothing to schedule: stop it while the
+            # clock runs (tickpar/orchestrator.py). The watchdog continues it whatever happens to this job.
+            with paused(os.getppid(), settings.get("pause_orchestrator", True)) as stopped:
+                log.write(f"tickpar: orchestrator (pid {os.getppid()}) {'paused' if stopped else 'not paused'}\n")
+                log.flush()
+                records = _measure_logged(jobs, settings, log)
         except Exception as exc:  # every cell still gets a record, and the sweep goes on to the report
             log.write(f"tickpar: timing job failed: {type(exc).__name__}: {exc}\n")
             records = [_crash_record(job, f"the timing job failed: {type(exc).__name__}: {exc}") for job in jobs]
         index = {
             "format": TIMING_FORMAT,
+            "orchestrator_paused": stopped,
             "cells": [
                 {
                     "timing_path": str(job.out),
