@@ -232,3 +232,17 @@ def test_a_strategy_may_name_its_own_workers_and_shapes() -> None:
     cfg["strategies"]["conservative"]["shapes"] = ["nope"]
     with pytest.raises(SweepError, match=r"^strategies.conservative.shapes: 'nope' is not a shape of any workload"):
         load_sweep(cfg, "test")
+
+
+def test_a_run_that_is_not_exact_gets_the_speed_of_its_approximate_answer() -> None:
+    """summary.csv gives a non-exact timed run no speedup; accuracy.csv takes baseline time / its time."""
+    rows = [
+        {"cell": "base", "workload": "phold", "shape": "s", "strategy": "sequential", "variant": "default",
+         "order": "canonical", "workers": 1, "verdict": "exact", "speedup": 1.0, "time_median_s": 0.3,
+         "baseline_cell": "base", "error_final_tick": 0.0},
+        {"cell": "q", "workload": "phold", "shape": "s", "strategy": "quantum", "variant": "r10",
+         "order": "canonical", "workers": 2, "verdict": "diverged", "speedup": math.nan, "time_median_s": 0.2,
+         "baseline_cell": "base", "stat_quantum_ratio": 10.0, "error_final_tick": 0.1},
+    ]  # fmt: skip
+    table = accuracy_table(pd.DataFrame(rows))
+    assert list(table["strategy"]) == ["quantum"] and table.iloc[0]["speedup"] == pytest.approx(1.5)

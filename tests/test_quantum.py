@@ -157,3 +157,14 @@ def test_bad_options_are_one_line(option: list[str], message: str, capsys: pytes
     assert len(err) == 1 and message in err[0], err
     with pytest.raises(ParamError):
         resolve_cell("phold", {}, "quantum", dict(o.split("=") for o in option), 2, 1)
+
+
+def test_a_quantum_longer_than_the_run_stops_at_the_limit() -> None:
+    """The barrier moves clocks to the boundary but never past simulate()'s limit (was: causality on it)."""
+    from tickpar.oracle import compare
+    from tickpar.runner import execute, golden_cell, resolve_cell
+
+    cell = resolve_cell("phold", {"end_tick": 300}, "quantum", {"quantum_ratio": 100}, 2, seed=1, order="canonical")
+    outcome = execute(cell)
+    verdict = compare(execute(golden_cell(cell)).record, outcome.record)
+    assert verdict.kind in ("exact", "diverged"), verdict.reason

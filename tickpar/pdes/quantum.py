@@ -88,8 +88,11 @@ class QuantumSync(WindowSync):
     def exchange(self, lp: LogicalProcess) -> float:
         """The barrier: clocks to the boundary, then the messages of the quantum are inserted (asyncInsert)."""
         queue = lp.queue
-        if self.boundary > queue.cur_tick:
-            queue.set_cur_tick(self.boundary)  # gem5: every queue is at the sync event's tick
+        # gem5: every queue is at the sync event's tick; but never past simulate()'s limit, which a
+        # quantum longer than the rest of the run would overshoot (the limit event is still to come).
+        clock = self.boundary if lp.end_tick is None else min(self.boundary, lp.end_tick)
+        if clock > queue.cur_tick:
+            queue.set_cur_tick(clock)
         gmin = super().exchange(lp)
         # Nothing can run before the boundary any more (late events were moved to it).
         return gmin if gmin == INF else max(gmin, self.boundary)
