@@ -74,14 +74,13 @@ from typing import Any
 
 from tickpar.anatomy import partitioned_steps
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord, Verdict, merge
+from tickpar.oracle import OracleRecord, Verdict
 from tickpar.params import Param, ParamError
-from tickpar.pdes.errors import error_to_exception, pick_error
 from tickpar.pdes.launch import START_METHODS, mpiexec_path, run_mpi, run_processes, run_threads, usable_cores
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
 from tickpar.pdes.plan import Plan, cut_links_below, make_plan
-from tickpar.pdes.stats import lp_total, partitioned_stats
+from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
 from tickpar.work import calibrate
 
@@ -193,11 +192,7 @@ class Conservative(Strategy):
                 results = run_mpi(spec, plan)
                 extra["mpiexec"] = str(mpiexec_path())
         wall = time.perf_counter() - started
-        results.sort(key=lambda r: r.index)
-        err = pick_error(r.error for r in results)
-        if err is not None:
-            raise error_to_exception(err)
-        record = merge([r.record for r in results])
+        record = merged_record(results)
         stats = self._stats(results, record, plan, part, options, wall)
         stats.update(extra)
         return StrategyResult(record, stats)

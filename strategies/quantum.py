@@ -63,15 +63,14 @@ from typing import Any
 
 from tickpar.anatomy import partitioned_steps
 from tickpar.model import Model
-from tickpar.oracle import OracleRecord, Verdict, merge
+from tickpar.oracle import OracleRecord, Verdict
 from tickpar.params import Param, ParamError
-from tickpar.pdes.errors import error_to_exception, pick_error
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
 from tickpar.pdes.plan import Plan, make_plan
 from tickpar.pdes.quantum import LATE_MODES, QuantumSync
-from tickpar.pdes.stats import lp_total, partitioned_stats
+from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
 from tickpar.work import calibrate
 
@@ -186,11 +185,7 @@ class Quantum(Strategy):
             calibrate(spec.work)  # once here: forked processes inherit the rate
             results, extra["start_method"] = run_processes(spec, plan, options["start_method"])
         wall = time.perf_counter() - started
-        results.sort(key=lambda r: r.index)
-        err = pick_error(r.error for r in results)
-        if err is not None:
-            raise error_to_exception(err)
-        record = merge([r.record for r in results])
+        record = merged_record(results)
         if options["backend"] == "threads":
             record.races = [asdict(r) for r in model.races]  # one shared model: its races are every queue's
         stats = _stats(results, record, plan, part, wall)

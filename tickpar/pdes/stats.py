@@ -12,7 +12,19 @@ if TYPE_CHECKING:
     from tickpar.pdes.partition import Partition
     from tickpar.pdes.plan import Plan
 
-__all__ = ["lp_total", "partitioned_stats"]
+__all__ = ["lp_total", "merged_record", "partitioned_stats"]
+
+
+def merged_record(results: list[LPResult]) -> OracleRecord:
+    """The run's oracle record from every LP's, in LP order; the most telling LP error, raised, if any failed."""
+    from tickpar.oracle import merge
+    from tickpar.pdes.errors import error_to_exception, pick_error
+
+    results.sort(key=lambda r: r.index)
+    err = pick_error(r.error for r in results)
+    if err is not None:
+        raise error_to_exception(err)
+    return merge([r.record for r in results])
 
 
 def lp_total(results: list[LPResult], key: str) -> Any:
