@@ -399,8 +399,16 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
             if best["achieved"] >= 1.0
             else "No counted parallel run beat sequential; the closest"
         )
+        kind = "loop speedup" if not math.isnan(best["loop"]) else "speedup"
+        end_to_end = ""
+        if not math.isnan(best["speedup"]):
+            end_to_end = (
+                f"; end to end (what a user waits for) {best['speedup']:.2f}x, "
+                f"95% interval {best['lo']:.2f}-{best['hi']:.2f}"
+            )
         out.append(
-            f"{lead}: {best['achieved']:.2f}x by {best['label']} on {best['where']} at {int(best['workers'])} workers."
+            f"{lead}: {kind} {best['achieved']:.2f}x by {best['label']} on {best['where']} at "
+            f"{int(best['workers'])} workers{end_to_end}."
         )
         above = multi[multi["achieved"] > 1.0]
         out.append(f"{len(above)} of {len(multi)} counted parallel (shape, strategy, workers) points beat sequential.")
