@@ -71,6 +71,7 @@ from tickpar.report_accuracy import accuracy_findings, summary_page
 from tickpar.report_speed import (
     breakeven,
     breakeven_points,
+    empty_figure,
     fig_breakeven,
     fig_scaling,
     speed_findings,
@@ -144,14 +145,6 @@ def _palette(df: pd.DataFrame) -> dict[str, Any]:
     return dict(zip(labels, colours, strict=False))
 
 
-def _empty_figure(title: str, message: str) -> plt.Figure:
-    fig, ax = plt.subplots(figsize=(7, 3))
-    ax.axis("off")
-    ax.set_title(title)
-    ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=11, color="#555555")
-    return fig
-
-
 def _col_wrap(n: int) -> int:
     return max(1, min(3, n))
 
@@ -170,7 +163,7 @@ def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
     t = speed_table(df)
     title = "Parallel efficiency (speedup / workers)" if efficiency else "Speedup vs workers"
     if t.empty:
-        return _empty_figure(title, "no timed cells: timing disabled, or every timing run failed")
+        return empty_figure(title, "no timed cells: timing disabled, or every timing run failed")
     pal = _palette(df)
     t = t.copy()
     y = "efficiency" if efficiency else "speedup"
@@ -246,7 +239,7 @@ def correctness_grid(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def fig_correctness(df: pd.DataFrame) -> plt.Figure:
     if df.empty:
-        return _empty_figure("Correctness", "no cells")
+        return empty_figure("Correctness", "no cells")
     codes, text = correctness_grid(df)
     n_rows, n_cols = codes.shape
     fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * n_cols + 3.0), max(2.5, 0.42 * n_rows + 1.8)))
@@ -284,7 +277,7 @@ def _bars(df: pd.DataFrame, column: str, title: str, xlabel: str, include_baseli
         t = t[~t["label"].str.startswith(BASELINE)]
     t = t[t[column].notna()] if column in t.columns else t.iloc[0:0]
     if t.empty:
-        return _empty_figure(title, "no timed parallel cells")
+        return empty_figure(title, "no timed parallel cells")
     t = t.copy()
     t["workers "] = t["workers"].astype(str)
     wheres = list(dict.fromkeys(t["where"]))

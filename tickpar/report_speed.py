@@ -29,6 +29,7 @@ __all__ = [
     "breakeven",
     "breakeven_points",
     "counted",
+    "empty_figure",
     "fig_breakeven",
     "fig_scaling",
     "speed_findings",
@@ -206,7 +207,8 @@ def breakeven_text(kind: str, x: float | None) -> str:
     return "no counted point"
 
 
-def _empty(title: str, message: str) -> plt.Figure:
+def empty_figure(title: str, message: str) -> plt.Figure:
+    """A figure that says why there is nothing to draw (the report keeps every page)."""
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.axis("off")
     ax.set_title(title)
@@ -219,7 +221,7 @@ def fig_breakeven(df: pd.DataFrame, palette: dict[str, object], param: str = "wo
     title = f"Speedup vs {param} (largest timed worker count): break-even where a line crosses 1"
     pts = breakeven_points(df, param)
     if pts.empty or pts.groupby(["workload", "family"])["x"].nunique().max() < 2:
-        return _empty(title, f"needs counted parallel points at two or more values of {param}")
+        return empty_figure(title, f"needs counted parallel points at two or more values of {param}")
     pts = pts[pts["x"] > 0].copy()
     pts["panel"] = pts["workload"] + " (" + pts["family"] + ", " + pts["workers"].astype(str) + " workers)"
     panels = list(dict.fromkeys(pts["panel"]))
@@ -279,7 +281,7 @@ def fig_scaling(
     title = "Predicted scaling: here (calibrated, solid) and cxx (gem5-like C++, dashed); measured points on top"
     panels = scaling_shapes(df, prediction, param)
     if not panels:
-        return _empty(title, "no predictions: results/prediction.csv is empty or missing")
+        return empty_figure(title, "no predictions: results/prediction.csv is empty or missing")
     n = len(panels)
     cols = max(1, min(3, n))
     rows = math.ceil(n / cols)
