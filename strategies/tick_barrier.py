@@ -545,13 +545,3 @@ class TickBarrier(Strategy):
             **st,
         )
         return StrategyResult(record, stats)
-
-
-def _name_keys_split_components(model: Model) -> bool:
-    """True when some component's events carry several names (so name groups may split it)."""
-    names: dict[int, set[str]] = {}
-    for comp in model.components:
-        names.setdefault(comp.id, set()).update(comp.events)
-    for link in model.links:
-        names.setdefault(link.dst.id, set()).add(link.event_name)
-    return any(len(v) > 1 for v in names.values())
