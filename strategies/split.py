@@ -29,12 +29,20 @@ runs real threads: its verdict depends on the machine and the run.
 
 Promise: ``exact`` with one worker and no pop-ahead (one worker strictly
 alternating pop -> execute is ``serviceOne`` for the ``when >= curTick``
-check).  ``causality`` with the interleave executor, assertions on and two or
-more workers, on a workload with the traits ``stored_ticks`` and
-``long_run`` (mechanism A below: a stored tick behind a clock another
-worker's pop moved).  Nothing otherwise: assertions off give ``diverged``,
-``race`` or ``crash`` depending on the interleaving, real threads fail as
-often as the machine lets handlers overlap.
+check).  With the interleave executor and assertions on, two or more workers
+(or pop-ahead) promise the set of verdicts that can come first, from the
+workload's traits (:meth:`Split.promise`): ``diverged`` always (a shifted or
+reordered event, A and B below); ``causality`` with ``stored_ticks`` (A: a
+stored tick behind a moved clock) or with ``several_named_events`` or
+``direct_calls`` (D: another handler of the component queues a popped event
+again, which then fails an assertion); ``race`` with two or more workers and
+``direct_calls``, or ``several_named_events`` under ``lock_key=name`` (C);
+``exact`` too unless ``long_run``.  Which one a run reaches first depends on
+the interleaving, and an assertion stops the run, so a ``causality`` verdict
+may follow a race the guard saw earlier (the oracle's precedence).  Nothing
+otherwise: assertions off give ``diverged``, ``race`` or ``crash`` depending
+on the interleaving, real threads fail as often as the machine lets handlers
+overlap.
 
 Why it fails with two or more workers (gem5-eventq.md §6, "several workers"):
 
@@ -661,25 +669,44 @@ class Split(Strategy):
                         f" ({option} belongs to the interleave executor)"
                     )
 
-    def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
-        return self.promise(spec, workers, options).verdict
-
     def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
-        """From the contract (module docstring, "Promise:") and the workload's traits."""
+        """From the contract (module docstring, "Promise:") and the workload's traits: the verdicts
+        that can come first, each with the mechanism that brings it."""
         if workers == 1 and options.get("pop_ahead", 0) == 0:
             return Promise("exact", (), "one worker alternating pop and execute is gem5's serviceOne")
         if options.get("executor", "interleave") != "interleave":
             return Promise(None, (), "real threads: the failure shows up as often as the machine lets handlers overlap")
         if not options.get("checks", True):
             return Promise(None, (), "assertions off: diverged, race or crash, depending on the interleaving")
-        basis = ("stored_ticks", "long_run")
-        if workers >= 2 and set(basis) <= spec.traits():
-            return Promise(
-                "causality",
-                basis,
-                "another worker's pop moves cur_tick past a stored tick that a running handler then schedules at",
+        traits = spec.traits()
+        verdicts = {"diverged"}
+        basis: list[str] = []
+        why = ["a handler reads a clock another pop moved, or a component's events run out of order (diverged)"]
+        if "stored_ticks" in traits:
+            verdicts.add("causality")
+            basis.append("stored_ticks")
+            why.append("a stored tick behind a moved clock fails gem5's assertion (causality)")
+        requeue = [t for t in ("several_named_events", "direct_calls") if t in traits]
+        if requeue:
+            verdicts.add("causality")
+            basis += requeue
+            why.append(
+                "a popped event looks unscheduled, so another handler of its component queues it again (causality)"
             )
-        return Promise(None, (), "no stored ticks or a short run: the moved clock may only shift ticks (diverged)")
+        if workers >= 2:
+            if "direct_calls" in traits:
+                verdicts.add("race")
+                why.append("a direct call enters a component without its lock (race)")
+            if options.get("lock_key", "name") == "name" and "several_named_events" in traits:
+                verdicts.add("race")
+                why.append("a lock per event name lets two workers into one component (race)")
+        if "long_run" in traits:
+            basis.append("long_run")
+            why.append("a long run: one of them comes in practically every run, whichever first")
+        else:
+            verdicts.add("exact")
+            why.append("a short run may end before any of them (exact)")
+        return Promise(verdicts, tuple(dict.fromkeys(basis)), "; ".join(why))
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
         executor = options.get("executor", "interleave")

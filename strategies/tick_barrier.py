@@ -72,9 +72,13 @@ queue does not change; the kernel's deferred mode
 
 Where exactness cannot hold, the run says so: the races above.
 
-Promise: see :meth:`TickBarrier.expected_verdict`: ``exact`` with one worker
-and wherever no component can be reached by two groups; ``race`` where a
-workload's shape makes a split or a call conflict certain.
+Promise: see :meth:`TickBarrier.promise`: ``exact`` with one worker and
+wherever no component can be reached by two groups (no zero-latency links,
+no direct calls, and component groups or one event name per component);
+elsewhere ``exact`` or ``race`` (and ``causality`` with stored ticks or
+re-queued events: a race leaves a state no sequential run has, and an
+assertion that then fails outranks it): whether two groups meet in a bin
+depends on which events share bins, which no trait says.
 
 Threads only speed things up when handlers release the GIL (``--work
 gil-release`` with ``work_us`` of ~30 µs or more); a batch costs a wake-up of
@@ -485,33 +489,43 @@ class TickBarrier(Strategy):
         "debug_invariants": Param(bool, False, "check the queue's invariants after every commit (slow)"),
     }
 
-    def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
-        return self.promise(spec, workers, options).verdict
-
     def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
-        """From the contract and the workload's traits (module docstring: "Where exactness cannot hold")."""
+        """From the contract and the workload's traits (module docstring: "Where exactness cannot hold").
+
+        Whether two groups ever reach one component depends on which events share a bin, which no
+        trait says: where one can, the promise is ``exact`` or ``race``, never a silent divergence.
+        """
         if spec.order not in self.orders:
             return Promise(None, (), f"order {spec.order} is not one tick-barrier guarantees")
         if workers == 1:
             return Promise("exact", (), "one worker: every bin runs on the plain gem5 loop")
         traits = spec.traits()
+        basis: list[str] = []
+        why: list[str] = []
         if "zero_latency_links" in traits:
-            return Promise(
-                None, ("zero_latency_links",), "zero-delay children are exact only while they stay in one group"
-            )
-        if options.get("lock_key", "component") == "name" and "several_named_events" in traits:
-            basis = ("several_named_events", "long_run")
-            if "long_run" in traits:
-                return Promise(
-                    "race", basis, "name groups split a component whose events of two names share a bin: two claims"
-                )
-            return Promise(None, ("several_named_events",), "name groups can split a component (short run)")
+            basis.append("zero_latency_links")
+            why.append("a zero-delay child into a component another group owns runs late (race)")
         if "direct_calls" in traits:
-            basis = ("direct_calls", "many_events_per_tick", "long_run")
-            if set(basis) <= traits:
-                return Promise("race", basis, "a direct call enters a component another group owns in the batch")
-            return Promise(None, ("direct_calls",), "a direct call may enter another group's component")
-        return Promise("exact", (), "component groups, no direct calls: every batch is replayed in sequential order")
+            basis.append("direct_calls")
+            why.append("a direct call may enter a component another group owns in the batch (race)")
+        if options.get("lock_key", "component") == "name" and "several_named_events" in traits:
+            basis.append("several_named_events")
+            why.append("name groups split a component whose events of two names share a bin (race)")
+        if not basis:
+            return Promise(
+                "exact", (), "component groups, no direct calls: every batch is replayed in sequential order"
+            )
+        verdicts = {"exact", "race"}
+        requeue = [t for t in ("stored_ticks", "several_named_events", "direct_calls") if t in traits]
+        if requeue:
+            verdicts.add("causality")
+            basis += requeue
+            why.append(
+                "after a race, a stored tick or an event two groups queue may fail an assertion, which outranks it"
+                " (causality)"
+            )
+        why.append("exact where no bin lets two groups reach one component")
+        return Promise(verdicts, tuple(dict.fromkeys(basis)), "; ".join(why))
 
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
         # No race guard on events: the claims see every component two groups reach, whatever the timing.

@@ -32,6 +32,7 @@ def test_list_text(capsys: pytest.CaptureFixture[str], plugin_env: pytest.Monkey
     assert code == 0 and err == ""
     assert out.index("strategies:") < out.index("sequential") < out.index("workloads:") < out.index("phold")
     assert "lps=" in out and "checks=" in out and "[1, 256]" in out
+    assert "statistic mean_hops: mean hop count of the received events" in out
 
 
 def test_list_json(capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch) -> None:
@@ -39,11 +40,12 @@ def test_list_json(capsys: pytest.CaptureFixture[str], plugin_env: pytest.Monkey
     code, out, _ = run_cli(capsys, "list", "--json")
     assert code == 0
     info = json.loads(out)
-    assert set(info) == {"strategies", "workloads"}
+    assert set(info) == {"strategies", "workloads", "broken"} and info["broken"] == {}
     assert info["strategies"]["sequential"]["options"]["checks"]["type"] == "bool"
     lps = info["workloads"]["phold"]["params"]["lps"]
     assert lps["type"] == "int" and (lps["min"], lps["max"]) == (1, 256) and isinstance(lps["default"], int)
     assert info["workloads"]["phold"]["source"].endswith("phold.py")
+    assert set(info["workloads"]["multicore"]["statistics"]) == {"sim_ticks", "mean_load_latency", "l1_hit_rate"}
 
 
 def test_run_writes_a_complete_record(
@@ -101,15 +103,15 @@ def test_golden_then_check_against_it(
     capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """`tickpar golden --out F` saves a traced reference; `check --golden F` reuses it and gets exact,
-    while a golden of another seed makes the same check diverge (exit 1)."""
+    while a golden of another cell (here another seed) is bad input (exit 2), never a broken promise."""
     golden = tmp_path / "golden.json"
     assert run_cli(capsys, "golden", *SMALL, "--out", str(golden))[0] == 0
     saved = record(golden)
     assert saved["oracle"]["traces"] and saved["strategy"] == "sequential"
     code, out, _ = run_cli(capsys, "check", *SMALL, "--golden", str(golden))
     assert code == 0 and "verdict: exact" in out
-    code, out, _ = run_cli(capsys, "check", *SMALL, "--seed", "9", "--golden", str(golden))
-    assert code == 1 and "verdict: diverged" in out
+    code, _out, err = run_cli(capsys, "check", *SMALL, "--seed", "9", "--golden", str(golden))
+    assert code == 2 and "the golden record of another cell (seed 1, this cell's 9)" in err
 
 
 def test_run_with_timeout_uses_a_child_process(
@@ -216,3 +218,169 @@ def test_timing_does_not_import_the_cli() -> None:
 
     code = "import sys, tickpar.perf.timing; sys.exit('tickpar.cli' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+# -- promises and exit codes ---------------------------------------------------------------------------------
+
+PROMISER_SRC = """
+from tickpar.plugins import Promise, Strategy, StrategyResult, base_stats
+from tickpar.kernel.simloop import start_single_queue
+from tickpar.verify.oracle import collect
+
+
+class Promiser(Strategy):
+    \"\"\"Sync: none.
+Lookahead: none.
+Ownership: one worker.
+Determinism: deterministic.
+Promise: race, wrongly: it runs gem5's loop.
+\"\"\"
+
+    name = "wrong-promise"
+    summary = "gem5's loop that promises a race (a broken promise, for the tests)"
+    max_workers = 1
+
+    def promise(self, spec, workers, options):
+        return Promise("race", (), "a deliberately wrong promise")
+
+    def run(self, spec, workers, options):
+        model, queue = start_single_queue(spec)
+        queue.run()
+        record = collect(model, violations=queue.violations)
+        return StrategyResult(record, {**base_stats(workers), "events": record.events})
+"""
+
+
+def test_check_prints_the_promise_and_whether_it_was_kept(
+    capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`tickpar check` prints `promise: <what> (<traits>): kept|BROKEN`; the record has promise.kept; exit 0 for
+    exact, 1 for a non-exact verdict as promised, 3 for a broken promise."""
+    out_file = tmp_path / "cell.json"
+    code, out, _ = run_cli(capsys, "check", *SMALL, "-s", "sequential", "--out", str(out_file))
+    assert code == 0 and "\npromise: exact (contract): kept\n" in out
+    assert record(out_file)["promise"]["kept"] is True
+    code, out, _ = run_cli(capsys, "check", *SMALL, "-s", "split", "-n", "2", "--out", str(out_file))
+    assert code == 1 and "verdict: diverged" in out and "\npromise: diverged (long_run): kept\n" in out
+    assert record(out_file)["promise"]["verdicts"] == ["diverged"]
+    plugin_env.setenv("TICKPAR_PLUGINS", str(_write(tmp_path / "promiser.py", PROMISER_SRC)))
+    get_registry(refresh=True)
+    code, out, _ = run_cli(capsys, "check", *SMALL, "-s", "wrong-promise", "--out", str(out_file))
+    assert code == 3 and "verdict: exact" in out and "\npromise: race (contract): BROKEN\n" in out
+    assert record(out_file)["promise"]["kept"] is False
+
+
+def test_exit_codes_are_documented() -> None:
+    """The README's exit-status table lists every code the CLI uses, with its meaning."""
+    from tickpar.cli import EXIT_CODES
+    from tickpar.host.paths import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    for code in EXIT_CODES:
+        assert f"| {code} |" in readme, code
+
+
+# -- plugin bugs: one line, exit 2 ----------------------------------------------------------------------------
+
+BUGGY_SRC = """
+from tickpar.kernel.model import Component
+from tickpar.plugins import Workload
+
+
+class Peer(Component):
+    def init(self):
+        if self.name == "a":
+            self.send(self.link, 1)
+
+    def on_msg(self, n):
+        if n < 50:
+            self.send(self.link, n + 1, 1)
+
+
+class Buggy(Workload):
+    name = "buggy"
+    summary = "a workload with a bug in build() or stats(), for the tests"
+    statistics = {{"messages": "messages received"}}
+
+    def build(self, model, params):
+        a, b = Peer(model, "a"), Peer(model, "b")
+        a.link = model.link(a, b, "{handler}", 3)
+        b.link = model.link(b, a, "on_msg", 3)
+        model.end_tick = None
+
+    def stats(self, record):
+        return {{"messages": {stats}}}
+"""
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tickpar: error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_model_build_error_names_the_plugin_file_and_line(
+    command: str, capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A misspelled handler in model.link: one line naming the plugin's file and line of the call, exit 2."""
+    path = _write(tmp_path / "buggy.py", BUGGY_SRC.format(handler="on_mgs", stats="record.events"))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    get_registry(refresh=True)
+    code, _out, err = run_cli(capsys, command, "-w", "buggy", "-s", "sequential")
+    line = _one_error_line(err)
+    assert code == 2
+    assert f"{path}:23 (in build)" in line and "b has no handler 'on_mgs'" in line
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_stats_error_names_the_plugin_line_and_the_run_counts(
+    command: str, capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A bug in stats(): one line with the plugin's file and line and the counts of the finished run, exit 2."""
+    path = _write(tmp_path / "buggy.py", BUGGY_SRC.format(handler="on_msg", stats="1 / 0"))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    get_registry(refresh=True)
+    code, _out, err = run_cli(capsys, command, "-w", "buggy", "-s", "sequential", "--timeout", "60")
+    line = _one_error_line(err)
+    assert code == 2
+    assert f"{path}:28 (in stats)" in line and "ZeroDivisionError" in line
+    assert "finished run of 50 events to tick 199" in line
+
+
+def test_syntax_error_in_one_plugin_file_spares_the_others(
+    capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A plugin file with a syntax error: `run -w phold` still works (one warning line naming the file and
+    line), `list` shows it, and asking for a plugin it may hold says why it is missing (exit 2)."""
+    broken = _write(tmp_path / "mesh.py", "from tickpar.plugins import Workload\n\nclass Mesh(Workload:\n")
+    plugin_env.setenv("TICKPAR_PLUGINS", str(broken))
+    get_registry(refresh=True)
+    code, out, err = run_cli(capsys, "run", *SMALL)
+    assert code == 0 and "phold" in out
+    assert err.count("\n") == 1 and "warning" in err and f"{broken}:3" in err and "SyntaxError" in err
+    code, out, err = run_cli(capsys, "list")
+    assert code == 0 and err == "" and "broken plugins (skipped):" in out and str(broken) in out
+    code, _out, err = run_cli(capsys, "list", "--json")
+    assert str(broken) in json.loads(_out)["broken"]
+    code, _out, err = run_cli(capsys, "run", "-w", "mesh")
+    assert code == 2 and "unknown workload 'mesh'" in err and f"{broken}:3" in err.splitlines()[-1]
+
+
+def test_workload_missing_build_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A workload class without build(): one line naming the file, the class and the missing method, exit 2."""
+    src = "from tickpar.plugins import Workload\n\nclass NoBuild(Workload):\n    name = 'nobuild'\n    summary = 'x'\n"
+    path = _write(tmp_path / "nobuild.py", src)
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    get_registry(refresh=True)
+    code, _out, err = run_cli(capsys, "run", "-w", "nobuild")
+    line = err.splitlines()[-1]
+    assert code == 2 and line.startswith("tickpar: error: ")
+    assert str(path) in line and "class NoBuild" in line and "lacks build()" in line

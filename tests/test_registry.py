@@ -128,32 +128,52 @@ def test_two_different_files_with_one_name_name_both_paths(plugin_env: pytest.Mo
     assert str(REPO_ROOT / "strategies" / "sequential.py") in text and "\n" not in text
 
 
-def test_broken_plugin_is_one_line_error(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A plugin file that fails to import is a one-line PluginError naming the file and the exception."""
+def test_broken_plugin_file_is_skipped_with_one_line(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A plugin file that fails to import is skipped, not fatal: the registry keeps one line naming the file,
+    the line and the exception, and the other plugins stay usable; asking for an unknown name says it too."""
     path = write(tmp_path / "broken_plugin.py", "import tickpar\nraise RuntimeError('half-written plugin')\n")
     plugin_env.setenv("TICKPAR_PLUGINS", str(path))
-    with pytest.raises(PluginError) as info:
-        discover()
-    text = str(info.value)
-    assert str(path) in text and "RuntimeError: half-written plugin" in text and "\n" not in text
-    syntax = write(tmp_path / "syntax_plugin.py", "def oops(:\n")
+    registry = discover()
+    assert "phold" in registry.workloads and "sequential" in registry.strategies
+    text = registry.broken[str(path)]
+    assert f"{path}:2" in text and "RuntimeError: half-written plugin" in text and "\n" not in text
+    with pytest.raises(PluginError, match="half-written plugin") as info:
+        registry.workload("mesh")
+    assert "unknown workload 'mesh'" in str(info.value)
+    syntax = write(tmp_path / "syntax_plugin.py", "x = 1\ndef oops(:\n")
     plugin_env.setenv("TICKPAR_PLUGINS", str(syntax))
-    with pytest.raises(PluginError, match="SyntaxError"):
-        discover()
+    text = discover().broken[str(syntax)]
+    assert "SyntaxError" in text and f"{syntax}:2" in text and "\n" not in text
 
 
-def test_plugin_without_name_or_summary_is_refused(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A plugin class lacking 'name' or 'summary' is a PluginError naming the class or plugin and its file."""
+def test_plugin_without_name_or_summary_is_broken(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A plugin class lacking 'name' or 'summary' is kept as broken, with one line naming the class or plugin
+    and its file; asking for it by name gives that line."""
     nameless = write(tmp_path / "nameless.py", WORKLOAD_SRC.format(cls="Nameless", name="x").replace(
         '    name = "x"\n', ""))  # fmt: skip
     plugin_env.setenv("TICKPAR_PLUGINS", str(nameless))
-    with pytest.raises(PluginError, match=r"Nameless.*has no 'name'"):
-        discover()
+    assert any("Nameless" in why and "has no 'name'" in why for why in discover().broken.values())
     summaryless = write(tmp_path / "summaryless.py", WORKLOAD_SRC.format(cls="S", name="s-test").replace(
         '    summary = "a test workload"\n', ""))  # fmt: skip
     plugin_env.setenv("TICKPAR_PLUGINS", str(summaryless))
     with pytest.raises(PluginError, match=r"'s-test'.*has no 'summary'"):
-        discover()
+        discover().workload("s-test")
+
+
+def test_workload_without_build_names_file_class_and_method(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A workload class that names itself but lacks build() is not silently dropped as abstract: asking for it
+    is a one-line error naming its file, its class and the missing method; an unnamed abstract base is not a
+    plugin at all."""
+    src = WORKLOAD_SRC.format(cls="NoBuild", name="nobuild").replace("def build(", "def built(")
+    src += "\n\nclass Base(Workload):\n    summary = 'an abstract base, not a plugin'\n"
+    path = write(tmp_path / "nobuild.py", src)
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    registry = discover()
+    with pytest.raises(PluginError) as info:
+        registry.workload("nobuild")
+    text = str(info.value)
+    assert str(path) in text and "class NoBuild" in text and "lacks build()" in text and "\n" not in text
+    assert len(registry.broken) == 1  # Base names no plugin
 
 
 def test_missing_env_entry_is_refused(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -41,8 +41,11 @@ def test_check_explain_prints_and_records_the_anatomy(capsys: pytest.CaptureFixt
     steps = data["anatomy"]
     assert steps and all(tuple(s) == STEP_KEYS for s in steps)
     assert steps[-1]["event"] == data["failure"]["event"]
-    assert data["promise"]["verdict"] == "causality"
-    assert set(data["promise"]["traits"]) == {"stored_ticks", "long_run"}
+    assert data["promise"]["verdict"] == "one of diverged, causality, race"
+    assert data["promise"]["verdicts"] == ["diverged", "causality", "race"]
+    assert set(data["promise"]["traits"]) == {"stored_ticks", "several_named_events", "long_run"}
+    assert data["promise"]["kept"] is True
+    assert "promise: one of diverged, causality, race (stored_ticks, several_named_events, long_run): kept" in out
     assert data["events"] > 0
 
 
@@ -52,7 +55,9 @@ def test_exact_cell_has_no_anatomy(tmp_path: Path) -> None:
     assert main(["check", "-w", "phold", "-p", "end_tick=2000", "-s", "split", "--out", str(out_path)]) == 0
     data = json.loads(out_path.read_text())
     assert data["anatomy"] == []
-    assert data["promise"] == {"verdict": "exact", "traits": [], "because": data["promise"]["because"]}
+    assert data["promise"] == {
+        "verdict": "exact", "verdicts": ["exact"], "traits": [], "because": data["promise"]["because"], "kept": True
+    }
 
 
 def test_record_alone_explains_other_strategies() -> None:
@@ -111,6 +116,13 @@ def test_summary_row_names_the_trait_behind_each_promise() -> None:
     promise = {"verdict": "causality", "traits": ["stored_ticks", "long_run"]}
     check = {"verdict": {"kind": "causality"}, "promise": promise}
     assert cell_row(entry, check, None)["promise_trait"] == "stored_ticks+long_run"
+    # A promise of several verdicts: kept by any of them (the manifest lists them, the label names them).
+    several = {
+        **entry, "expected_verdict": "one of diverged, causality", "promised_verdicts": ["diverged", "causality"]
+    }
+    assert cell_row(several, check, None)["as_expected"] is True
+    race = {"verdict": {"kind": "race"}, "promise": promise}
+    assert cell_row(several, race, None)["as_expected"] is False
     exact = {"verdict": {"kind": "exact"}, "promise": {"verdict": "exact", "traits": []}}
     assert cell_row({**entry, "expected_verdict": "exact"}, exact, None)["promise_trait"] == "contract"
     assert cell_row({**entry, "expected_verdict": None}, exact, None)["promise_trait"] is None

@@ -1,7 +1,9 @@
 """``tickpar``: the command line (thin: load, call, print).
 
-Exit status: 0 success (``check``: verdict ``exact``), 1 a verdict other than
-``exact``, 2 bad input (one line on stderr, never a traceback).
+Exit status (:data:`EXIT_CODES`): 0 success (``check``: verdict ``exact``), 1 a verdict other
+than ``exact`` (``check``: one its strategy promised, or with no promise), 2 bad input (one line
+on stderr, never a traceback; a plugin whose own code fails, ``build()`` or ``stats()``, is bad
+input too), 3 (``check``) a verdict that breaks the strategy's promise.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from tickpar.verify.oracle import OracleRecord
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_VERDICT, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_VERDICT, EXIT_BAD_INPUT, EXIT_BROKEN_PROMISE = 0, 1, 2, 3
+#: What each exit status means (the README's table).
+EXIT_CODES = {
+    EXIT_OK: "success; check: verdict exact (and the promise kept)",
+    EXIT_VERDICT: "check: a verdict other than exact, as promised (or with no promise); run: the run failed",
+    EXIT_BAD_INPUT: "bad input: a bad value, an unknown or broken plugin, or a plugin whose build() or stats() fails",
+    EXIT_BROKEN_PROMISE: "check: the verdict breaks the strategy's promise for the cell",
+}
 
 
 class CLIError(Exception):
@@ -100,6 +109,13 @@ def cmd_list(args: argparse.Namespace) -> int:
                 print(f"      {pname}={spec['default']!s:<10} {spec['type']}{extra}  {spec['help']}")
             if "traits" in entry:
                 print(f"      traits at these defaults: {', '.join(entry['traits']) or 'none'}")
+            for stat, meaning in (entry.get("statistics") or {}).items():
+                print(f"      statistic {stat}: {meaning}")
+        print()
+    if info["broken"]:
+        print("broken plugins (skipped):")
+        for source, why in info["broken"].items():
+            print(f"  {source}: {why}")
         print()
     return EXIT_OK
 
@@ -133,7 +149,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _load_golden(path: str) -> OracleRecord:
+def _load_golden(path: str, spec: Any) -> OracleRecord:
+    """The oracle record of a ``tickpar golden`` file; one of another cell is bad input."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
@@ -141,6 +158,10 @@ def _load_golden(path: str) -> OracleRecord:
     oracle = data.get("oracle") if isinstance(data, dict) else None
     if not isinstance(oracle, dict) or "components" not in oracle:
         raise CLIError(f"--golden {path}: not a tickpar record (no 'oracle' section)")
+    for key, want in (("workload", spec.workload), ("seed", spec.seed), ("order", spec.order), ("params", spec.params)):
+        got = data.get(key, want)
+        if json.dumps(got, sort_keys=True) != json.dumps(want, sort_keys=True, default=str):
+            raise CLIError(f"--golden {path}: the golden record of another cell ({key} {got}, this cell's {want})")
     return OracleRecord.from_dict(oracle)
 
 
@@ -163,30 +184,37 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     _check_timeout(args)
     cell = _cell_from_args(args)
-    golden = _load_golden(args.golden) if args.golden else None
+    golden = _load_golden(args.golden, cell.spec) if args.golden else None
+    promise = get_registry().strategy(cell.strategy)().promise(cell.spec, cell.workers, cell.options)
     verdict, outcome = check_cell(cell, golden, args.timeout)
     # A replay costs about a run: not when the run itself used a third of its time limit or more.
     replay = args.timeout is None or outcome.wall_s < args.timeout / 3
     outcome.record.anatomy = explain(cell, verdict, outcome.record, replay)
     record = make_record(cell, outcome, verdict)
     record["anatomy"] = outcome.record.anatomy
-    record["promise"] = _promise(cell)
+    kept = promise.kept(verdict.kind)
+    record["promise"] = {**promise.to_dict(), "kept": kept}
     if args.out:
         write_json_atomic(args.out, record)
     print(_summary_line(record))
     print(f"verdict: {verdict.kind}: {verdict.reason}")
+    print(promise_line(promise, kept))
     if args.explain and record["anatomy"]:
         print("anatomy:")
         print(format_steps(record["anatomy"]))
     if verdict.errors is not None:
         print(_errors_line(verdict.errors))
+    if kept is False:
+        return EXIT_BROKEN_PROMISE
     return EXIT_OK if verdict.kind == "exact" else EXIT_VERDICT
 
 
-def _promise(cell: Any) -> dict[str, Any]:
-    """The strategy's promise for the cell and the workload traits it comes from."""
-    strategy = get_registry().strategy(cell.strategy)()
-    return strategy.promise(cell.spec, cell.workers, cell.options).to_dict()
+def promise_line(promise: Any, kept: bool | None) -> str:
+    """``promise: <what> (<traits>): kept`` (or ``BROKEN``), then why; ``promise: none`` without one."""
+    if promise.verdict is None:
+        return f"promise: none ({promise.because})"
+    basis = ", ".join(promise.traits) or "contract"
+    return f"promise: {promise.verdict} ({basis}): {'kept' if kept else 'BROKEN'}\n  because: {promise.because}"
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
@@ -309,6 +337,9 @@ _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
+        if args.command != "list":  # list shows them itself
+            for why in get_registry().broken.values():
+                print(f"tickpar: warning: skipped a broken plugin: {why}", file=sys.stderr)
         return _DISPATCH[args.command](args)
     except (CLIError, ParamError, PluginError) as exc:
         print(f"tickpar: error: {exc}", file=sys.stderr)

@@ -38,7 +38,7 @@ from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.kernel.params import ParamError, resolve
 from tickpar.kernel.work import WORK_MODES, calibrate, make_work
 from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
-from tickpar.plugins.registry import get_registry
+from tickpar.plugins.registry import PluginCodeError, PluginError, class_file, get_registry, where
 from tickpar.verify import anatomy
 from tickpar.verify.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
 
@@ -126,22 +126,30 @@ def golden_cell(cell: Cell) -> Cell:
     return Cell(cell.spec, BASELINE, {"checks": True}, 1)
 
 
-def _where(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+def _where(exc: BaseException, cell: Cell) -> str:
+    """`` at path:line (in function)``: where in the workload's file the exception came from, else the
+    deepest frame outside tickpar (a plugin strategy's), else the deepest one."""
+    if not traceback.extract_tb(exc.__traceback__):
         return ""
-    last = frames[-1]
-    return f" at {Path(last.filename).name}:{last.lineno} in {last.name}"
+    workload = get_registry().workloads.get(cell.spec.workload)
+    return f" at {where(exc, class_file(workload) if workload is not None else None)}"
 
 
 def execute(cell: Cell) -> Outcome:
-    """Run ``cell`` in this process; every failure becomes a failure record, never an exception."""
+    """Run ``cell`` in this process; every failure of the run becomes a failure record, never an exception.
+
+    Bad input is the exception: a :class:`~tickpar.plugins.registry.PluginError` (a workload whose
+    ``build()`` or ``stats()`` fails is a :class:`~tickpar.plugins.registry.PluginCodeError`) is raised,
+    one line naming the plugin's file and line, as every other bad input is.
+    """
     strategy = get_registry().strategy(cell.strategy)()
     started = time.perf_counter()
     try:
         result = strategy.run(cell.spec, cell.workers, dict(cell.options))
         if result.record.failure is None:
             result.record.statistics = cell.spec.statistics(result.record)
+    except PluginError:
+        raise
     except SchedulingError as err:
         return Outcome(causality_failure(err), {}, time.perf_counter() - started)
     except LookaheadError as err:
@@ -152,7 +160,7 @@ def execute(cell: Cell) -> Outcome:
         detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
         return Outcome(failure_record("crash", str(err), **detail), {}, time.perf_counter() - started)
     except Exception as err:
-        message = f"{type(err).__name__}: {err}{_where(err)}"
+        message = f"{type(err).__name__}: {err}{_where(err, cell)}"
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
     wall = time.perf_counter() - started
     return Outcome(result.record, result.stats, wall)
@@ -188,7 +196,10 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
                 failure_record("timeout", f"cell exceeded its {timeout:g} s limit"), {}, time.perf_counter() - started
             )
         if out_path.exists():
-            return _outcome_from_dict(json.loads(out_path.read_text()))
+            data = json.loads(out_path.read_text())
+            if "plugin_error" in data:  # bad input found in the child: the same one line here
+                raise PluginCodeError(data["plugin_error"])
+            return _outcome_from_dict(data)
         tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
         message = f"worker process exited with status {proc.returncode}: " + " | ".join(tail)
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
@@ -234,8 +245,12 @@ def check_cell(cell: Cell, golden: OracleRecord | None = None, timeout: float | 
     traced = Cell(cell.spec.with_trace(True), cell.strategy, cell.options, cell.workers)
     if golden is None:
         golden_outcome = execute(golden_cell(traced))
-        if golden_outcome.record.failure is not None:
-            raise RuntimeError(f"golden sequential run failed: {golden_outcome.record.failure['message']}")
+        failure = golden_outcome.record.failure
+        if failure is not None:  # the workload fails on its own, sequentially: its bug, bad input
+            raise PluginCodeError(
+                f"workload {cell.spec.workload}: its golden sequential run failed ({failure['kind']}): "
+                f"{failure['message']}"
+            )
         golden = golden_outcome.record
     outcome = execute_isolated(traced, timeout) if timeout else execute(traced)
     return compare(golden, outcome.record), outcome
@@ -273,7 +288,11 @@ def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
 
 def _child_main(argv: list[str]) -> int:
     cell = Cell.from_dict(json.loads(Path(argv[0]).read_text()))
-    outcome = execute(cell)
+    try:
+        outcome = execute(cell)
+    except PluginError as exc:
+        Path(argv[1]).write_text(json.dumps({"plugin_error": str(exc)}))
+        return 0
     Path(argv[1]).write_text(json.dumps(_outcome_to_dict(outcome), default=str))
     return 0
 

@@ -9,7 +9,8 @@ never stops the aggregate.
 Columns (see :data:`ID_COLUMNS` and :func:`cell_row`): the cell (workload, shape,
 family, strategy, variant, label, workers, seed, order, work), every workload
 parameter (``param_*``) and strategy option (``opt_*``), the verdict with the
-strategy's own promise (``expected_verdict``, ``as_expected``), the timing
+strategy's own promise (``expected_verdict``: its label, one verdict, ``not exact`` or
+``one of ...``; ``as_expected``: whether the verdict keeps it), the timing
 (``time_mean_s``, ``time_stdev_s`` ... from the pyperf values, ``time_loop_mean_s``
 and ``time_loop_median_s`` from the loop times, ``loop_source``: ``stat`` when the
 strategy reported its own ``loop_s``, ``run`` when it is the in-process run),
@@ -132,7 +133,9 @@ def cell_row(
     kind = verdict.get("kind") if check is not None else "missing"
     row["verdict"] = kind or "missing"
     row["verdict_reason"] = _short(verdict.get("reason") if check is not None else "no correctness record")
-    row["as_expected"] = (row["verdict"] == expected) if expected else None
+    # The promise may be a set of verdicts (its label in expected_verdict); older manifests name one.
+    promised = entry.get("promised_verdicts") or ([expected] if expected else [])
+    row["as_expected"] = (row["verdict"] in promised) if promised else None
     check = check or {}
     row["events"] = check.get("events")
     row["final_tick"] = check.get("final_tick")

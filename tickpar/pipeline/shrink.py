@@ -121,12 +121,17 @@ class _Search:
         self.tries += 1
         golden_cell = Cell(cell.spec.with_trace(True), BASELINE, {"checks": True}, 1)
 
-        golden = execute(golden_cell).record
         result = None
-        if golden.failure is None:
-            verdict, outcome = check_cell(cell, golden)
-            if verdict.kind == self.kind:
-                result = (verdict, outcome, (len(golden.components), golden.events))
+        try:
+            golden = execute(golden_cell).record
+            if golden.failure is None:
+                verdict, outcome = check_cell(cell, golden)
+                if verdict.kind == self.kind:
+                    result = (verdict, outcome, (len(golden.components), golden.events))
+        except PluginError:
+            if self.tries == 1:
+                raise  # the cell itself: bad input
+            # a candidate the workload cannot build (or compute statistics of): not a smaller failure
         self.seen[key] = result
         return result
 

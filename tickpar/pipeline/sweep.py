@@ -330,6 +330,8 @@ class SweepCell:
     processes: bool = False
     family: str = ""
     expected: str | None = None
+    #: The promised verdicts (``expected`` is their label: one verdict, ``not exact`` or ``one of ...``).
+    promised: tuple[str, ...] = ()
 
     @property
     def wildcards(self) -> dict[str, Any]:
@@ -409,6 +411,7 @@ class SweepCell:
             "mpi": self.mpi,
             "processes": self.processes,
             "expected_verdict": self.expected,
+            "promised_verdicts": list(self.promised),
             "params": dict(self.params),
             "options": dict(self.options),
             "check_path": self.check_path,
@@ -636,7 +639,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     f"strategies.{sname}.variants.{variant} with workloads.{wname}.shapes.{shape}"
                                     f" at workers={workers}: {exc} (or set on_invalid_cell: skip)"
                                 ) from None
-                            expected = scls().expected_verdict(cell.spec, workers, cell.options)
+                            promise = scls().promise(cell.spec, workers, cell.options)
                             cells.append(
                                 SweepCell(
                                     workload=wname,
@@ -656,7 +659,8 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     mpi=mpi,
                                     processes=processes,
                                     family=family,
-                                    expected=expected,
+                                    expected=promise.verdict,
+                                    promised=tuple(promise.to_dict()["verdicts"]),
                                 )
                             )
     if not cells:

@@ -11,6 +11,8 @@ import each other by their own names (``tickpar.plugins.contracts``), never thro
 
 from tickpar.plugins.contracts import (
     BASELINE,
+    NOT_EXACT,
+    PROMISABLE,
     STAT_KEYS,
     TRAITS,
     DeadlockError,
@@ -25,6 +27,8 @@ from tickpar.plugins.spec import RunSpec
 
 __all__ = [
     "BASELINE",
+    "NOT_EXACT",
+    "PROMISABLE",
     "STAT_KEYS",
     "TRAITS",
     "DeadlockError",

@@ -31,6 +31,7 @@ Given a non-exact verdict, :meth:`Strategy.anatomy` may say how it came about
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -44,6 +45,8 @@ if TYPE_CHECKING:  # only for annotations: the spec module imports this one
 
 __all__ = [
     "BASELINE",
+    "NOT_EXACT",
+    "PROMISABLE",
     "STAT_KEYS",
     "TRAITS",
     "DeadlockError",
@@ -140,21 +143,77 @@ def base_stats(workers: int) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+#: The verdicts a promise may name: a crash is a bug and a timeout the harness's limit, never a design's outcome.
+PROMISABLE = ("exact", "diverged", "causality", "race", "deadlock")
+#: ``Promise("not exact")``: the run ends in one of these named failures, whichever comes first, never ``exact``.
+NOT_EXACT = frozenset({"diverged", "causality", "race", "deadlock"})
+
+
+@dataclass(frozen=True, init=False)
 class Promise:
     """What a strategy promises for a cell, and what the promise rests on.
 
-    ``verdict``: the promised verdict, or ``None`` (no promise).  ``traits``:
-    the workload traits it comes from (empty when it comes from the strategy's
-    contract alone, e.g. one worker).  ``because``: one line for people.
+    ``Promise(verdict, traits, because)``: ``verdict`` is one verdict
+    (``"exact"``, ``"causality"``, ...), a collection of verdicts when the
+    workload's traits allow several to come first (the run ends in one of
+    them, whichever the interleaving reaches first), ``"not exact"`` (any of
+    :data:`NOT_EXACT`), or ``None``: no promise.  Only :data:`PROMISABLE`
+    verdicts may be promised.  ``traits``: the workload traits it rests on
+    (empty when it comes from the strategy's contract alone, e.g. one
+    worker).  ``because``: one line for people, saying why each verdict can
+    come first.
+
+    After construction ``verdicts`` is the promised set (empty: no promise)
+    and ``verdict`` its label: the verdict's name for one, ``"not exact"``,
+    ``"one of causality, diverged, race"`` (in :data:`~tickpar.verify.oracle.VERDICTS`
+    order) or ``None``.  :meth:`kept` judges a verdict against it.
     """
 
     verdict: str | None
-    traits: tuple[str, ...] = ()
-    because: str = ""
+    traits: tuple[str, ...]
+    because: str
+    verdicts: frozenset[str]
+
+    def __init__(
+        self, verdict: str | Iterable[str] | None, traits: Iterable[str] = (), because: str = ""
+    ) -> None:
+        if verdict is None:
+            verdicts: frozenset[str] = frozenset()
+        elif isinstance(verdict, str):
+            verdicts = NOT_EXACT if verdict == "not exact" else frozenset({verdict})
+        else:
+            verdicts = frozenset(verdict)
+        unknown = sorted(verdicts - set(PROMISABLE))
+        if unknown:
+            raise ValueError(f"a promise of {unknown[0]!r} is not allowed: verdicts are {', '.join(PROMISABLE)}")
+        if verdict is not None and not verdicts:
+            raise ValueError("a promise of no verdict: give None (no promise) instead")
+        object.__setattr__(self, "verdicts", verdicts)
+        object.__setattr__(self, "verdict", _label(verdicts))
+        object.__setattr__(self, "traits", tuple(traits))
+        object.__setattr__(self, "because", because)
+
+    def kept(self, kind: str) -> bool | None:
+        """Whether a cell's verdict ``kind`` keeps the promise (``None``: nothing was promised)."""
+        return kind in self.verdicts if self.verdicts else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "traits": list(self.traits), "because": self.because}
+        """JSON-ready: the label, the verdicts (sorted as :data:`PROMISABLE`), traits and reason."""
+        return {
+            "verdict": self.verdict,
+            "verdicts": [v for v in PROMISABLE if v in self.verdicts],
+            "traits": list(self.traits),
+            "because": self.because,
+        }
+
+
+def _label(verdicts: frozenset[str]) -> str | None:
+    if not verdicts:
+        return None
+    if verdicts == NOT_EXACT:
+        return "not exact"
+    ordered = [v for v in PROMISABLE if v in verdicts]
+    return ordered[0] if len(ordered) == 1 else "one of " + ", ".join(ordered)
 
 
 @dataclass
@@ -193,16 +252,20 @@ class Strategy(abc.ABC):
             raise ParamError(f"workers={workers} is not allowed for {self.name}: at most {self.max_workers}")
 
     def expected_verdict(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> str | None:
-        """The verdict this strategy promises for the cell (``exact`` by default when the
-        order mode is one it guarantees), or ``None`` when it promises nothing.
+        """The label of what this strategy promises for the cell (:attr:`Promise.verdict`): ``exact``
+        by default when the order mode is one it guarantees, else ``None`` (no promise).
 
-        A promise reads the workload's traits (``spec.traits()``), never its name.
+        Override this or :meth:`promise` (not both): each one derives from the other.  Judge a
+        verdict with ``promise(...).kept(kind)``: a promise may be a set of verdicts.  A promise reads
+        the workload's traits (``spec.traits()``), never its name.
         """
+        if type(self).promise is not Strategy.promise:
+            return self.promise(spec, workers, options).verdict
         return "exact" if spec.order in self.orders else None
 
     def promise(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> Promise:
-        """:meth:`expected_verdict` with what it rests on (override both together, or only this
-        one and derive :meth:`expected_verdict` from it)."""
+        """What the strategy promises for the cell and what it rests on: :meth:`expected_verdict`,
+        from the contract, unless overridden (then :meth:`expected_verdict` is derived from it)."""
         verdict = self.expected_verdict(spec, workers, options)
         because = f"{self.name}'s contract" if verdict is not None else f"{self.name} promises nothing here"
         return Promise(verdict, (), because)

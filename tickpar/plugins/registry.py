@@ -20,8 +20,16 @@ Sources, in this order:
 The rule: a name registered twice is a :class:`PluginError` naming both
 sources and both files, unless both are one file (the same path, or an identical
 copy: a checkout's ``strategies/`` on ``TICKPAR_PLUGINS`` over an installed
-tickpar), which is one plugin; so is a plugin that fails to import or lacks ``name``/``summary``,
-and so is a registry with no strategy or no workload (saying where it looked).
+tickpar), which is one plugin; so is a registry with no strategy or no workload
+(saying where it looked).  A *broken* plugin does not stop the others: a file or
+entry point that fails to import (a syntax error, an exception at import), a
+plugin class that lacks ``name``/``summary`` or declares something that is not a
+``Param``, and a plugin class that names itself but lacks a required method
+(``build()``, ``run()``: it is still abstract) are kept in :attr:`Registry.broken`
+with one line each (file and line, class, what is missing).  ``tickpar list``
+shows them, every other command warns about them on one line each, and asking
+for a broken plugin's name (or for an unknown name while some file is broken) is
+a :class:`PluginError` that says why.
 Names listed in ``TICKPAR_BLOCKED`` (comma separated) are skipped.
 
 Plugin classes are recognised by the ``plugin_kind`` that their base class
@@ -52,7 +60,18 @@ from tickpar.kernel.params import Param
 #: class, so the contracts (and the run specification that looks workloads up here) stay above it.
 PluginClass = type[Any]
 
-__all__ = ["CHECKOUT", "ENTRY_POINT_GROUPS", "REPO_ROOT", "PluginError", "Registry", "get_registry", "plugin_files"]
+__all__ = [
+    "CHECKOUT",
+    "ENTRY_POINT_GROUPS",
+    "REPO_ROOT",
+    "PluginCodeError",
+    "PluginError",
+    "Registry",
+    "class_file",
+    "get_registry",
+    "plugin_files",
+    "where",
+]
 
 #: Plugin kind -> its folder in the checkout (scanned in this order).
 PLUGIN_FOLDERS = {"workload": "workloads", "strategy": "strategies"}
@@ -60,7 +79,38 @@ ENTRY_POINT_GROUPS = {"strategy": "tickpar.strategies", "workload": "tickpar.wor
 
 
 class PluginError(Exception):
-    """A plugin that cannot be registered (one line, naming the plugin and its source)."""
+    """A plugin that cannot be registered or used (one line, naming the plugin and its source): bad input."""
+
+
+class PluginCodeError(PluginError):
+    """A plugin's own code failed where only the plugin is to blame (a workload's ``build()`` or
+    ``stats()``, or its golden sequential run): one line naming the plugin file and line."""
+
+
+def class_file(cls: type[Any]) -> Path | None:
+    """The file that defines ``cls`` (None for a class without one)."""
+    module = sys.modules.get(cls.__module__)
+    found = getattr(module, "__file__", None)
+    return Path(found).resolve() if found else None
+
+
+def where(exc: BaseException, file: Path | None = None) -> str:
+    """``path:line (in function)`` of the deepest traceback frame of ``exc`` in ``file`` (a plugin's file);
+    without one there, of the deepest frame outside tickpar's own package, else of the deepest frame."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    if not frames:
+        return str(file) if file is not None else "?"
+    package = str(REPO_ROOT / "tickpar")
+    chosen = None
+    if file is not None:
+        chosen = next((f for f in reversed(frames) if Path(f.filename).resolve() == file), None)
+    if chosen is None:
+        chosen = next((f for f in reversed(frames) if not f.filename.startswith(package)), frames[-1])
+    return f"{chosen.filename}:{chosen.lineno} (in {chosen.name})"
 
 
 @dataclass
@@ -70,20 +120,34 @@ class Registry:
     strategies: dict[str, PluginClass] = field(default_factory=dict)
     workloads: dict[str, PluginClass] = field(default_factory=dict)
     sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Broken plugins, skipped: source (file or entry point) -> one line saying what is wrong.
+    broken: dict[str, str] = field(default_factory=dict)
+    #: (kind, name) -> the source in :attr:`broken` of a plugin class that names itself but is broken.
+    broken_names: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def strategy(self, name: str) -> PluginClass:
-        try:
-            return self.strategies[name]
-        except KeyError:
-            allowed = ", ".join(sorted(self.strategies))
-            raise PluginError(f"unknown strategy {name!r}: choose one of {allowed}") from None
+        return self._lookup("strategy", name, self.strategies)
 
     def workload(self, name: str) -> PluginClass:
-        try:
-            return self.workloads[name]
-        except KeyError:
-            allowed = ", ".join(sorted(self.workloads))
-            raise PluginError(f"unknown workload {name!r}: choose one of {allowed}") from None
+        return self._lookup("workload", name, self.workloads)
+
+    def _lookup(self, kind: str, name: str, table: dict[str, PluginClass]) -> PluginClass:
+        found = table.get(name)
+        if found is not None:
+            return found
+        source = self.broken_names.get((kind, name))
+        if source is not None:
+            raise PluginError(self.broken[source])
+        message = f"unknown {kind} {name!r}: choose one of {', '.join(sorted(table))}"
+        if self.broken:
+            message += f" (skipped as broken: {'; '.join(self.broken.values())})"
+        raise PluginError(message)
+
+    def mark_broken(self, source: str, message: str, kind: str | None = None, name: str | None = None) -> None:
+        """Keep a broken plugin out of the tables, with its one-line reason (and its name, if it has one)."""
+        self.broken.setdefault(source, message)
+        if kind is not None and isinstance(name, str) and name:
+            self.broken_names.setdefault((kind, name), source)
 
     def add(self, kind: str, cls: type[Any], source: str) -> None:
         name = getattr(cls, "name", None)
@@ -97,7 +161,7 @@ class Registry:
                 raise PluginError(f"{kind} {name!r} from {source}: {pname!r} is not a Param")
         table = self.strategies if kind == "strategy" else self.workloads
         if name in table and table[name] is not cls:
-            first, again = _class_file(table[name]), _class_file(cls)
+            first, again = class_file(table[name]), class_file(cls)
             if first is not None and again is not None and _same_file(first, again):
                 return  # one file reached twice (a folder and an installed copy of it): one plugin
             raise PluginError(
@@ -128,18 +192,13 @@ class Registry:
                 name: {
                     "summary": cls.summary,
                     "params": params(cls.params),
+                    "statistics": dict(cls.statistics),
                     "source": self.sources[("workload", name)],
                 }
                 for name, cls in sorted(self.workloads.items())
             },
+            "broken": dict(self.broken),
         }
-
-
-def _class_file(cls: type[Any]) -> Path | None:
-    """The file that defines ``cls`` (None for a class without one)."""
-    module = sys.modules.get(cls.__module__)
-    where = getattr(module, "__file__", None)
-    return Path(where).resolve() if where else None
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -166,19 +225,57 @@ def _load_file(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:  # a broken plugin must not take the whole CLI down with a traceback
         del sys.modules[module_name]
-        raise PluginError(f"plugin file {path} failed to import: {type(exc).__name__}: {exc}") from None
+        detail = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise PluginError(
+            f"plugin file {path} failed to import at {where(exc, path.resolve())}: {type(exc).__name__}: {detail}"
+        ) from None
     return module
 
 
 def _plugin_classes(obj: Any) -> Iterable[tuple[str, type[Any]]]:
+    """The Strategy and Workload subclasses of ``obj`` (a class or a module's own classes), abstract ones
+    included: an abstract class that names itself is a plugin missing a method (see :func:`_missing`)."""
     if inspect.isclass(obj):
         candidates = [obj]
     else:
         candidates = [v for v in vars(obj).values() if inspect.isclass(v) and v.__module__ == obj.__name__]
     for cls in candidates:
         kind = getattr(cls, "plugin_kind", None)
-        if kind in ENTRY_POINT_GROUPS and not inspect.isabstract(cls):
+        if kind in ENTRY_POINT_GROUPS:
             yield kind, cls
+
+
+def _missing(kind: str, cls: type[Any], source: str) -> str | None:
+    """Why an abstract plugin class cannot be used, or ``None`` for an abstract base that names no plugin."""
+    if not inspect.isabstract(cls):
+        return None
+    if "name" not in vars(cls):
+        return ""  # an intermediate base class: not a plugin, nothing to report
+    methods = ", ".join(f"{m}()" for m in sorted(getattr(cls, "__abstractmethods__", ())))
+    guide = "workloads/README.md" if kind == "workload" else "strategies/README.md"
+    return (
+        f"{kind} {cls.name!r} (class {cls.__name__} in {class_file(cls) or source}) lacks {methods}:"
+        f" define it (see {guide})"
+    )
+
+
+def _register(registry: Registry, kind: str, cls: type[Any], source: str, blocked: set[str]) -> None:
+    """Add one plugin class, or keep it as broken (abstract, no name or summary, a bad declaration)."""
+    name = getattr(cls, "name", None)
+    if name in blocked:
+        return
+    missing = _missing(kind, cls, source)
+    if missing == "":
+        return
+    if missing is not None:
+        registry.mark_broken(f"{source}: {cls.__name__}", missing, kind, name)
+        return
+    try:
+        registry.add(kind, cls, source)
+    except PluginError as exc:
+        if "registered twice" in str(exc):
+            raise  # two plugins claim one name: ambiguous for every command
+        registry.mark_broken(f"{source}: {cls.__name__}", str(exc), kind, name)
 
 
 def _py_files(folder: Path) -> list[Path]:
@@ -214,18 +311,25 @@ def _module_file(module: str) -> Path | None:
     return Path(spec.origin).resolve()
 
 
-def _entry_point_objects(ep: importlib.metadata.EntryPoint, scanned: set[Path]) -> list[tuple[str, Any]]:
+def _entry_point_objects(
+    ep: importlib.metadata.EntryPoint, scanned: set[Path], registry: Registry
+) -> list[tuple[str, Any]]:
     """``(source, object)`` pairs of one entry point: its object and, for a package, each of its modules.
 
     Modules whose file is already in ``scanned`` are left out: the same file,
-    found through an editable install of this checkout, counts once.
+    found through an editable install of this checkout, counts once.  An entry
+    point or module that fails to import is kept in ``registry.broken``.
     """
     if ep.attr is None and _module_file(ep.module) in scanned:
         return []
     try:
         obj = ep.load()
     except Exception as exc:
-        raise PluginError(f"entry point {ep.name} ({ep.group}) failed to load: {exc}") from None
+        registry.mark_broken(
+            f"entry point {ep.value}",
+            f"entry point {ep.name} ({ep.group}) failed to load at {where(exc)}: {type(exc).__name__}: {exc}",
+        )
+        return []
     found = [(f"entry point {ep.value}", obj)]
     if inspect.ismodule(obj) and hasattr(obj, "__path__"):
         for info in sorted(pkgutil.iter_modules(obj.__path__), key=lambda m: m.name):
@@ -237,31 +341,40 @@ def _entry_point_objects(ep: importlib.metadata.EntryPoint, scanned: set[Path]) 
             try:
                 module = importlib.import_module(name)
             except Exception as exc:
-                raise PluginError(f"plugin module {name} (entry point {ep.name}) failed to import: {exc}") from None
+                registry.mark_broken(
+                    f"entry point {ep.name} ({ep.group}): {name}",
+                    f"plugin module {name} (entry point {ep.name}) failed to import at {where(exc)}:"
+                    f" {type(exc).__name__}: {exc}",
+                )
+                continue
             found.append((f"entry point {ep.name} ({ep.group}): {name}", module))
     return found
 
 
 def discover() -> Registry:
-    """Scan both sources and return a fresh registry."""
+    """Scan both sources and return a fresh registry (broken plugins kept in ``registry.broken``)."""
     registry = Registry()
     blocked = {b.strip() for b in os.environ.get("TICKPAR_BLOCKED", "").split(",") if b.strip()}
     files = plugin_files()
     for path in files:
-        module = _load_file(path)
+        try:
+            module = _load_file(path)
+        except PluginError as exc:
+            registry.mark_broken(str(path), str(exc))
+            continue
         for kind, cls in _plugin_classes(module):
-            if getattr(cls, "name", None) not in blocked:
-                registry.add(kind, cls, str(path))
+            _register(registry, kind, cls, str(path), blocked)
     scanned = {p.resolve() for p in files}
     for kind, group in ENTRY_POINT_GROUPS.items():
         for ep in importlib.metadata.entry_points(group=group):
-            for source, obj in _entry_point_objects(ep, scanned):
+            for source, obj in _entry_point_objects(ep, scanned, registry):
                 for found_kind, cls in _plugin_classes(obj):
-                    if found_kind == kind and getattr(cls, "name", None) not in blocked:
-                        registry.add(kind, cls, source)
+                    if found_kind == kind:
+                        _register(registry, kind, cls, source, blocked)
     for kind, table in (("strategy", registry.strategies), ("workload", registry.workloads)):
         if not table:
-            raise PluginError(f"no {kind} found: {_searched(kind, blocked)}")
+            broken = f"; skipped as broken: {'; '.join(registry.broken.values())}" if registry.broken else ""
+            raise PluginError(f"no {kind} found: {_searched(kind, blocked)}{broken}")
     return registry
 
 
