@@ -30,7 +30,7 @@ import pytest
 import tickpar.plugins.registry
 from tickpar.kernel.eventq import ORDERS
 from tickpar.kernel.params import ParamError, resolve
-from tickpar.plugins import TRAITS, RunSpec
+from tickpar.plugins import LONG_RUN_EVENTS, TRAITS, RunSpec
 from tickpar.plugins.registry import get_registry
 from tickpar.runner import check_cell, resolve_cell
 from tickpar.verify.oracle import VERDICTS
@@ -131,6 +131,9 @@ def test_declared_traits_match_the_model(workload: str) -> None:
         traits = spec.traits()
         assert traits <= TRAITS.keys()
         assert traits & STRUCTURAL == _structural_traits(spec.build_model()), given
+        if "long_run" in traits and not given:  # the threshold of TRAITS["long_run"], at the defaults
+            record = check_cell(resolve_cell(workload, {}, "sequential", {}, 1, seed=1))[1].record
+            assert record.events / len(record.components) >= LONG_RUN_EVENTS, (workload, record.events)
 
 
 def test_promises_come_from_traits_not_names() -> None:
@@ -268,7 +271,7 @@ def test_family_traits_are_true(family: None) -> None:
         record = outcome.record
         nodes = [name for name in record.components if not name.endswith(".probe")]
         per_node = record.events / len(nodes)
-        assert (per_node >= 100) == params["long_run"], (params, per_node)
+        assert (per_node >= LONG_RUN_EVENTS) == params["long_run"], (params, per_node)
         bins: dict[tuple[int, int], set[str]] = {}
         for name, trace in (record.traces or {}).items():
             for when, priority, _event, _payload in trace:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,18 +13,22 @@ import pytest
 from tickpar.plugins.registry import REPO_ROOT, get_registry, plugin_files
 from tickpar.runner import check_cell, resolve_cell
 
+FAMILY = Path(__file__).parent / "plugins"
 
-def _example(guide: Path) -> str:
+
+def _examples(guide: Path) -> list[str]:
     blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
     assert blocks, f"{guide} has no python example"
-    return blocks[0]
+    return blocks
 
 
 @pytest.fixture
 def guide_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every python block of both guides as a plugin file, and the generated trait family beside them."""
     for kind in ("strategies", "workloads"):
-        (tmp_path / f"guide_{kind}.py").write_text(_example(REPO_ROOT / kind / "README.md"))
-    monkeypatch.setenv("TICKPAR_PLUGINS", str(tmp_path))
+        for i, block in enumerate(_examples(REPO_ROOT / kind / "README.md")):
+            (tmp_path / f"guide_{kind}_{i}.py").write_text(block)
+    monkeypatch.setenv("TICKPAR_PLUGINS", os.pathsep.join([str(tmp_path), str(FAMILY)]))
     get_registry(refresh=True)
     yield
     monkeypatch.delenv("TICKPAR_PLUGINS")
@@ -31,10 +36,11 @@ def guide_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
 
 def test_guide_plugins_are_discovered(guide_plugins: None) -> None:
-    """Dropping the two examples in a plugin folder registers them, with no other edit."""
+    """Dropping the examples in a plugin folder registers them, with no other edit, and none is broken."""
     registry = get_registry()
-    assert "popexec-example" in registry.strategies
+    assert {"popexec-example", "batch-example"} <= set(registry.strategies)
     assert "pingpong-example" in registry.workloads
+    assert registry.broken == {}
 
 
 def test_guide_strategy_is_exact_on_every_workload(guide_plugins: None) -> None:
@@ -42,6 +48,34 @@ def test_guide_strategy_is_exact_on_every_workload(guide_plugins: None) -> None:
     for workload in get_registry().workloads:
         verdict, _ = check_cell(resolve_cell(workload, {}, "popexec-example", {}, 1, seed=2))
         assert verdict.kind == "exact", (workload, verdict.reason)
+
+
+#: Family members (tests/plugins/traitmix.py) where the batch example is exact, and where a zero-delay child
+#: into another component or a direct call makes it only promise "exact or diverged (or causality)".
+BATCH_MEMBERS = [
+    {"many_events_per_tick": True, "long_run": True, "several_named_events": True, "stored_ticks": True},
+    {"many_events_per_tick": True, "long_run": True, "zero_latency_links": True},
+    {"many_events_per_tick": True, "long_run": True, "direct_calls": True, "stored_ticks": True},
+    {"many_events_per_tick": True, "direct_calls": True, "callee": "private", "window": "narrow"},
+]
+
+
+@pytest.mark.parametrize("order", ["gem5", "canonical"])
+def test_guide_batch_engine_keeps_its_promise(guide_plugins: None, order: str) -> None:
+    """The worked batch engine is exact on the built-in workloads (many-event bins included) and keeps its
+    trait-based promise on members of the generated family."""
+    cells = [
+        resolve_cell("multicore", {"requests_per_core": 250}, "batch-example", {}, 1, seed=2, order=order),
+        resolve_cell("phold", {"granularity": 50}, "batch-example", {}, 1, seed=2, order=order),
+        *(resolve_cell("traitmix", m, "batch-example", {}, 1, seed=2, order=order) for m in BATCH_MEMBERS),
+    ]
+    strategy = get_registry().strategy("batch-example")()
+    for cell in cells:
+        promise = strategy.promise(cell.spec, 1, cell.options)
+        verdict, outcome = check_cell(cell)
+        assert promise.kept(verdict.kind), (cell.spec.params, promise, verdict.reason)
+        if cell.spec.workload != "traitmix":
+            assert verdict.kind == "exact" and outcome.stats["mean_events_per_batch"] > 1.0
 
 
 def test_guide_workload_runs_under_sequential(guide_plugins: None) -> None:

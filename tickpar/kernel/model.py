@@ -61,6 +61,7 @@ __all__ = [
     "MessageEvent",
     "Model",
     "ModelEvent",
+    "Priority",
     "Race",
     "derive_seed",
 ]

@@ -24,9 +24,11 @@ from tickpar.plugins.contracts import (
     base_stats,
 )
 from tickpar.plugins.spec import RunSpec
+from tickpar.plugins.traits import LONG_RUN_EVENTS
 
 __all__ = [
     "BASELINE",
+    "LONG_RUN_EVENTS",
     "NOT_EXACT",
     "PROMISABLE",
     "STAT_KEYS",
