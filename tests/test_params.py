@@ -71,7 +71,9 @@ def test_bool_coercion() -> None:
         assert p.coerce("fast", text, WHAT) is True
     for text in ("false", "No", "off", "0", 0, False):
         assert p.coerce("fast", text, WHAT) is False
-    assert one_line_error(p, "fast", "maybe") == "workload demo parameter fast='maybe' is not allowed: true or false"
+    assert one_line_error(p, "fast", "maybe") == (
+        "workload demo parameter fast='maybe' is not allowed: true or false (also yes/no, on/off, 1/0)"
+    )
     assert "fast=2" in one_line_error(p, "fast", 2)
 
 

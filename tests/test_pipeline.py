@@ -426,6 +426,31 @@ def test_findings_name_unexpected_verdicts() -> None:
     assert "broke their strategy's own promise (par: got diverged)" in text and "lp3 #7" in text
 
 
+def test_findings_tell_apart_overheads_that_round_alike() -> None:
+    """Two overheads that agree to one decimal get the decimals that tell them apart; equal ones are said once."""
+    from tickpar.report.render import _apart
+
+    assert _apart(1.04, 1.01) == ("+1.04", "+1.01")
+    assert _apart(0.5, 1.5) == ("+0.5", "+1.5")
+    assert _apart(1.0, 1.0) == ("+1.000", "+1.000")
+
+
+def test_summary_and_records_are_world_readable(tmp_path: Path) -> None:
+    """summary.csv, accuracy.csv and every JSON record get a plain open()'s mode (0644 under umask 022), not
+    mkstemp's 0600."""
+    from tickpar.pipeline.aggregate import write_csv_atomic
+    from tickpar.runner import write_json_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_csv_atomic(pd.DataFrame({"a": [1]}), tmp_path / "summary.csv")
+        write_json_atomic(tmp_path / "cell.json", {"a": 1})
+    finally:
+        os.umask(old)
+    for name in ("summary.csv", "cell.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+
+
 # ---------------------------------------------------------------- Snakemake
 
 

@@ -159,6 +159,19 @@ def test_bound_columns_and_prediction_table(tmp_path: Path) -> None:
     assert prediction_table(summary, []).empty
 
 
+def test_bound_at_one_worker_is_one_for_every_strategy(tmp_path: Path) -> None:
+    """A one-worker cell's bound_speedup is 1, a plugin strategy's included (no shape record models it);
+    beyond one worker an unmodelled strategy's stays empty."""
+    summary = _summary()
+    plugin = {**summary.iloc[0].to_dict(), "strategy": "reverse-bin", "variant": "default"}
+    summary.loc[len(summary)] = {**plugin, "workers": 1}
+    summary.loc[len(summary)] = {**plugin, "workers": 2}
+    for paths in ([_shape_file(tmp_path)], []):
+        out = bound_columns(summary, paths)
+        assert out["bound_speedup"].iloc[-2] == 1.0
+        assert math.isnan(out["bound_speedup"].iloc[-1])
+
+
 def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m tickpar.perf.prediction shape` with bad cells or params: exit 2, one line on stderr."""
     cal = tmp_path / "cal.json"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.host.envinfo import environment, versions
+from tickpar.host.paths import publish
 from tickpar.host.procgroup import kill_group
 from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.kernel.params import ParamError, resolve
@@ -280,7 +281,7 @@ def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=False, default=str)
             f.write("\n")
-        os.replace(tmp, path)
+        publish(tmp, path)  # 0644 under the usual umask, as a plain open() gives (mkstemp makes 0600)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -39,7 +39,7 @@ class Param:
         if self.choices is not None:
             text = "one of " + ", ".join(str(c) for c in self.choices)
         elif self.type is bool:
-            text = "true or false"
+            text = "true or false (also yes/no, on/off, 1/0)"  # what _convert accepts, spelled out
         elif self.min is not None or self.max is not None:
             lo = "-inf" if self.min is None else _fmt(self.min)
             hi = "inf" if self.max is None else _fmt(self.max)

@@ -477,10 +477,18 @@ def _load_shapes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def bound_columns(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.DataFrame:
-    """``summary`` with ``ideal_speedup`` and ``bound_speedup`` (preset ``here``) per cell, NaN where unknown."""
+    """``summary`` with ``ideal_speedup`` and ``bound_speedup`` (preset ``here``) per cell, NaN where unknown.
+
+    At one worker ``bound_speedup`` is 1 for every strategy, a plugin's included: with nothing
+    running beside anything, no schedule beats the sequential work.  Beyond one worker it is NaN
+    for a strategy this module has no structural model of (not in :data:`MODELLED`: a plugin; the
+    shape record lists it under ``unmodelled``), which is what an empty cell in the summary means.
+    """
     out = summary.copy()
     out["ideal_speedup"] = math.nan
     out["bound_speedup"] = math.nan
+    if not out.empty and "workers" in out.columns:
+        out.loc[out["workers"].astype(int) == 1, "bound_speedup"] = 1.0
     rows, ideal = _load_shapes(paths)
     if out.empty or rows.empty:
         return out
@@ -496,7 +504,10 @@ def bound_columns(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.Data
         ideal, on=["workload", "shape", "order", "work", "workers"], how="left"
     )
     merged = merged.sort_values("_row")
-    out["bound_speedup"] = merged["bound_speedup"].to_numpy(dtype=np.float64)
+    bound = np.array(merged["bound_speedup"], dtype=np.float64)  # a copy: pandas may hand out a read-only view
+    one = base["workers"].to_numpy() == 1
+    bound[one & np.isnan(bound)] = 1.0  # one worker: 1 for every strategy, modelled or not
+    out["bound_speedup"] = bound
     out["ideal_speedup"] = merged["ideal_speedup"].to_numpy(dtype=np.float64)
     return out
 

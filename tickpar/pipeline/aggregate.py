@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tickpar.host.paths import publish
 from tickpar.pipeline.sweep import BASELINE
 
 __all__ = [
@@ -334,7 +335,7 @@ def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
     os.close(fd)
     try:
         df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
+        publish(tmp, path)  # 0644 under the usual umask, as every other output (mkstemp makes 0600)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -314,6 +314,15 @@ def fig_overhead(df: pd.DataFrame) -> plt.Figure:
 # ---------------------------------------------------------------- findings and environment
 
 
+def _apart(low: float, high: float) -> tuple[str, str]:
+    """``low`` and ``high`` signed, with the fewest decimals (1 to 3) that tell them apart."""
+    for digits in (1, 2, 3):
+        texts = f"{low:+.{digits}f}", f"{high:+.{digits}f}"
+        if texts[0] != texts[1]:
+            break
+    return texts
+
+
 def _cell_where(row: pd.Series) -> str:
     return f"{row['workload']}/{row['shape']} at {int(row['workers'])} workers (seed {int(row['seed'])})"
 
@@ -376,10 +385,17 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
                 "over sequential."
             )
         else:
-            out.append(
-                f"Synchronisation overhead at one worker (mean over shapes): lowest {lo_lab} ({lo_val:+.1f} "
-                f"µs/event over sequential), highest {hi_lab} ({hi_val:+.1f} µs/event)."
-            )
+            lo_txt, hi_txt = _apart(lo_val, hi_val)
+            if lo_txt == hi_txt:  # the same to a thousandth: say so once rather than twice
+                out.append(
+                    f"Synchronisation overhead at one worker (mean over shapes): {lo_txt} µs/event over sequential"
+                    f" for each of {', '.join(map(str, per_label.index))}."
+                )
+            else:
+                out.append(
+                    f"Synchronisation overhead at one worker (mean over shapes): lowest {lo_lab} ({lo_txt} "
+                    f"µs/event over sequential), highest {hi_lab} ({hi_txt} µs/event)."
+                )
     env = environment_rows(df)
     env_d = dict(env)
     out.append(
