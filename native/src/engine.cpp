@@ -68,7 +68,9 @@ struct Entry {
   int32_t obj;
 };
 
-inline bool before(const Entry& a, const Entry& b) { return a.key < b.key || (a.key == b.key && a.tie < b.tie); }
+inline bool before(const Entry& a, const Entry& b) {
+  return (a.key < b.key) | ((a.key == b.key) & (a.tie < b.tie));  // no short-circuit: setcc, not branches
+}
 
 // A 4-ary min-heap of entries by (key, tie).
 class Heap {
@@ -88,6 +90,8 @@ class Heap {
     v_[i] = e;
   }
   void pop() {
+    // Floyd's bottom-up pop: walk the hole down to a leaf along the smallest children, then put the
+    // last entry there and sift it up (it usually stays): no compare against it on the way down.
     Entry last = v_.back();
     v_.pop_back();
     size_t n = v_.size();
@@ -97,12 +101,22 @@ class Heap {
       size_t c = 4 * i + 1;
       if (c >= n) break;
       size_t best = c;
-      size_t end = std::min(c + 4, n);
-      for (size_t k = c + 1; k < end; ++k)
-        if (before(v_[k], v_[best])) best = k;
-      if (!before(v_[best], last)) break;
+      if (c + 4 <= n) {  // a full node: a branch-free tournament
+        size_t b01 = before(v_[c + 1], v_[c]) ? c + 1 : c;
+        size_t b23 = before(v_[c + 3], v_[c + 2]) ? c + 3 : c + 2;
+        best = before(v_[b23], v_[b01]) ? b23 : b01;
+      } else {
+        for (size_t k = c + 1; k < n; ++k)
+          if (before(v_[k], v_[best])) best = k;
+      }
       v_[i] = v_[best];
       i = best;
+    }
+    while (i > 0) {
+      size_t p = (i - 1) >> 2;
+      if (!before(last, v_[p])) break;
+      v_[i] = v_[p];
+      i = p;
     }
     v_[i] = last;
   }
@@ -112,10 +126,18 @@ class Heap {
   std::vector<Entry> v_;
 };
 
+// One event object: its replay state and, on the same cache line, what the DAG says about it.
 struct ObjState {
   uint64_t stamp = 0;  // 0: not scheduled; else the serial of its live entry (or a pending op id)
   int64_t when = 0;
+  int64_t occ_begin = 0;
+  int32_t comp = 0;
+  int32_t name = 0;
   uint32_t occ_next = 0;
+  uint32_t nocc = 0;
+  int16_t prio = 0;
+  uint8_t flags = 0;
+  uint8_t pad = 0;
   uint32_t ndups = 0;  // entries left live by double schedules (checks=false)
 };
 
@@ -148,6 +170,15 @@ struct Run {
   int64_t executed = 0;  // events processed (without direct calls)
 
   Run(const Dag& dag, const Options& opt) : d(dag), o(opt), objs(size_t(dag.nobj())), comps(new CompOut[dag.ncomp]) {
+    for (int32_t i = 0; i < dag.nobj(); ++i) {
+      ObjState& s = objs[size_t(i)];
+      s.comp = dag.obj_comp[size_t(i)];
+      s.name = dag.obj_name[size_t(i)];
+      s.prio = dag.obj_prio[size_t(i)];
+      s.flags = dag.obj_flags[size_t(i)];
+      s.occ_begin = dag.occ_off[size_t(i)];
+      s.nocc = uint32_t(dag.occ_off[size_t(i) + 1] - dag.occ_off[size_t(i)]);
+    }
     for (int32_t n : d.obj_name) nnames = std::max(nnames, n + 1);
     for (int32_t n : d.touch_name) nnames = std::max(nnames, n + 1);
     rate = opt.spin_per_us > 0 ? opt.spin_per_us : spin_rate();
@@ -274,7 +305,7 @@ struct Run {
     ObjState& s = objs[obj];
     s.stamp = serial;
     s.when = when;
-    q.heap.push(Entry{pack_key(when, d.obj_prio[obj]), tie, serial, obj});
+    q.heap.push(Entry{pack_key(when, s.prio), tie, serial, obj});
   }
   inline bool live(const Entry& e) {
     const ObjState& s = objs[e.obj];
@@ -341,14 +372,14 @@ struct Run {
   // Replay the next occurrence of `obj` at tick `when` through the context `c`.
   template <class Ctx>
   inline bool execute(Ctx& c, int32_t obj, int64_t when) {
-    uint32_t k = objs[obj].occ_next++;
-    int32_t comp = d.obj_comp[obj];
+    ObjState& s = objs[size_t(obj)];
+    uint32_t k = s.occ_next++;
+    int32_t comp = s.comp;
     c.enter(comp, obj, when);
-    c.record(comp, when, d.obj_prio[obj], d.obj_name[obj]);
+    c.record(comp, when, s.prio, s.name);
     bool ok = true;
-    int64_t base = d.occ_off[obj];
-    if (int64_t(k) < d.occ_off[obj + 1] - base) {
-      const Occ& oc = d.occ[size_t(base + k)];
+    if (k < s.nocc) {
+      const Occ& oc = d.occ[size_t(s.occ_begin + k)];
       for (int64_t t = oc.touch_begin; t < oc.touch_end; ++t)
         c.touch(d.touch_comp[size_t(t)], d.touch_name[size_t(t)], when, obj);
       if (oc.work_us > 0) spin_iters(uint64_t(oc.work_us * rate + 0.5));
@@ -522,7 +553,7 @@ void split_worker(Run& r, SplitShared& S, int w) {
     S.pops[size_t(w)]++;
     lk.unlock();
     // The name (or component) mutex, from a table guarded by its own lock.
-    int64_t key = by_name ? int64_t(r.d.obj_name[size_t(e.obj)]) : int64_t(r.d.obj_comp[size_t(e.obj)]);
+    int64_t key = by_name ? int64_t(r.objs[size_t(e.obj)].name) : int64_t(r.objs[size_t(e.obj)].comp);
     std::mutex* m;
     {
       std::lock_guard<std::mutex> g(S.table_mu);
@@ -722,7 +753,7 @@ struct TBCtx {
     return true;
   }
   void own(int32_t t) {  // an operation on a long-lived event: the group must own its component
-    int32_t comp = r.d.obj_comp[size_t(t)];
+    int32_t comp = r.objs[size_t(t)].comp;
     if (tb.owner[comp].load(std::memory_order_acquire) == g.gid || tb.claim(comp, g)) return;
     r.race(comp, t, tb.tick,
            "group " + std::to_string(g.gid) + " operates on event " + std::to_string(t) + " while group " +
@@ -735,11 +766,11 @@ struct TBCtx {
     s.when = when;
     int64_t opi = int64_t(g.ops.size());
     g.ops.push_back(PendOp{t, when, source, pid});
-    bool message = r.d.obj_flags[size_t(t)] & 1;
+    bool message = r.objs[size_t(t)].flags & 1;
     if (!message) own(t);
-    int64_t key = pack_key(when, r.d.obj_prio[size_t(t)]);
+    int64_t key = pack_key(when, r.objs[size_t(t)].prio);
     if (key <= tb.kbatch) {  // a zero-delay child: the sequential run serves it before the rest of the bin
-      int32_t comp = r.d.obj_comp[size_t(t)];
+      int32_t comp = r.objs[size_t(t)].comp;
       if (tb.owner[comp].load(std::memory_order_acquire) != g.gid && !tb.claim(comp, g)) {
         r.race(comp, t, when,
                "zero-delay child of group " + std::to_string(g.gid) + " into a component owned by group " +
@@ -773,7 +804,7 @@ struct TBCtx {
         defer(t, when, op.source);
         return true;
       case DESCHEDULE:
-        if (!(r.d.obj_flags[size_t(t)] & 1)) own(t);
+        if (!(r.objs[size_t(t)].flags & 1)) own(t);
         if (s.stamp == 0) {
           if (!gfail("deschedule", t, s.when, "not-scheduled")) return false;
           if (!r.pop_any_dup(t)) {
@@ -874,7 +905,7 @@ void run_tick_barrier(Run& r, Result& res) {
       if (int(members.size()) >= std::max(2, r.o.min_parallel)) {
         batch_no++;
         for (const Entry& m : members) {
-          size_t k = size_t(by_name ? d.obj_name[size_t(m.obj)] : d.obj_comp[size_t(m.obj)]);
+          size_t k = size_t(by_name ? r.objs[size_t(m.obj)].name : r.objs[size_t(m.obj)].comp);
           if (key_batch[k] != batch_no) {
             key_batch[k] = batch_no;
             key_gid[k] = int32_t(tb.ngroups);
@@ -920,7 +951,7 @@ void run_tick_barrier(Run& r, Result& res) {
         Group& g = tb.groups[gi];
         int32_t last = -1;
         for (const Entry& m : g.members) {
-          int32_t comp = d.obj_comp[size_t(m.obj)];
+          int32_t comp = r.objs[size_t(m.obj)].comp;
           if (comp == last) continue;
           last = comp;
           int32_t exp = -1;
@@ -984,7 +1015,7 @@ void run_tick_barrier(Run& r, Result& res) {
           } else if (!(s.ndups && r.replace_dup(op.obj, op.pid, serial))) {
             continue;  // overridden, descheduled or already run: its insertion number is used up all the same
           }
-          q.heap.push(Entry{pack_key(op.when, d.obj_prio[size_t(op.obj)]), tie, serial, op.obj});
+          q.heap.push(Entry{pack_key(op.when, r.objs[size_t(op.obj)].prio), tie, serial, op.obj});
           replayed++;
         }
         for (auto& gv : g.viols)
@@ -1209,7 +1240,7 @@ void run_partitioned(Run& r, Result& res) {
     }
   LPRun R(r, P);
   R.lp_of_obj.resize(size_t(d.nobj()));
-  for (int32_t o = 0; o < d.nobj(); ++o) R.lp_of_obj[size_t(o)] = r.o.lp_of[size_t(d.obj_comp[size_t(o)])];
+  for (int32_t o = 0; o < d.nobj(); ++o) R.lp_of_obj[size_t(o)] = r.o.lp_of[size_t(r.objs[size_t(o)].comp)];
   for (int p = 0; p < P; ++p) {
     R.lps.emplace_back(new LPState);
     R.lps.back()->out[0].resize(size_t(P));

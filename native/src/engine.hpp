@@ -142,11 +142,13 @@ inline uint64_t mix64(uint64_t x) {
   return x;
 }
 
-// The per-component digest of (when, priority, name id) records, in order.
+// The per-component digest of (when, priority, name id) records, in order: a multiply-rotate stream
+// hash (each record through two odd multipliers, the state rotated between records: order matters).
 inline uint64_t fold(uint64_t d, int64_t when, int prio, int32_t name) {
-  uint64_t x = mix64(d ^ (uint64_t(when) * 0x9e3779b97f4a7c15ull));
-  x ^= (uint64_t(uint32_t(name)) << 9) ^ uint64_t(prio + 129);
-  return mix64(x + 0x632be59bd9b4e019ull);
+  uint64_t x = uint64_t(when) * 0x9e3779b97f4a7c15ull ^ ((uint64_t(uint32_t(name)) << 9) | uint64_t(prio + 129)) *
+                                                           0xc2b2ae3d27d4eb4full;
+  d = (d << 29 | d >> 35) ^ x;
+  return d * 0x165667b19e3779f9ull;
 }
 
 // The calibrated busy loop: n iterations of a dependent xorshift chain (no memory, no syscall).
