@@ -25,7 +25,7 @@ VARIANTS = [  # (strategy, options, order)
 ]
 
 
-def loop_s(tn, dag, spec, strategy, workers, options):  # noqa: ANN001, ANN201
+def loop_s(tn, dag, spec, strategy, workers, options):
     args = _engine_args(spec, strategy, workers, options)
     out = tn.run(dag, strategy, workers, **args)
     assert out.failure is None, out.failure
