@@ -5,13 +5,17 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: report test test-slow lint clean
+.PHONY: report test test-slow lint clean native
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet ./native
 	touch $(STAMP)
+
+# The native engine alone (C++17, scikit-build-core + nanobind from PyPI): `make native`.
+native: $(STAMP)
 
 # `make report CONFIG=config/full.yaml` runs another sweep; SMK="..." passes more Snakemake options.
 CONFIG ?= config/config.yaml

@@ -39,6 +39,7 @@ def bounds_args(wildcards):
 rule bounds_calibration:
     output:
         "results/bounds/calibration.json",
+        native="results/calibration.json",
     log:
         "results/logs/bounds/calibration.log",
     params:
@@ -48,7 +49,8 @@ rule bounds_calibration:
         bench=1,
         load=LOAD,
     shell:
-        "{params.py} -m tickpar.perf.prediction calibrate --out {output} > {log} 2>&1"
+        "{params.py} -m tickpar.cli calibrate --budget 0.5 --out {output.native} > {log} 2>&1"
+        " && {params.py} -m tickpar.perf.prediction calibrate --out {output[0]} >> {log} 2>&1"
 
 
 rule bounds:
@@ -65,7 +67,8 @@ rule bounds:
     resources:
         load=1,
     shell:
-        "{params.py} -m tickpar.perf.prediction shape {params.args} --calibration {input.calibration}"
+        "TICKPAR_CALIBRATION=results/calibration.json"
+        " {params.py} -m tickpar.perf.prediction shape {params.args} --calibration {input.calibration}"
         " --out {output} > {log} 2>&1"
 
 
@@ -85,4 +88,5 @@ rule prediction:
     params:
         py=PY,
     shell:
-        "{params.py} -m tickpar.perf.prediction table {input.summary} {input.shapes} --out {output} > {log} 2>&1"
+        "TICKPAR_CALIBRATION=results/calibration.json"
+        " {params.py} -m tickpar.perf.prediction table {input.summary} {input.shapes} --out {output} > {log} 2>&1"

@@ -11,9 +11,8 @@ import pandas as pd
 import pytest
 
 from tickpar.kernel.eventq import canonical_source
-from tickpar.perf.bounds import Dag, Overheads
+from tickpar.perf.bounds import Dag, Overheads, cxx_costs
 from tickpar.perf.prediction import (
-    CXX,
     PREDICTION_COLUMNS,
     Preset,
     bound_columns,
@@ -58,13 +57,14 @@ def test_fit_sync_is_least_squares_in_log2_p() -> None:
         fit_sync({})
 
 
-def test_presets_carry_their_costs_and_cxx_cites_a_source_for_each() -> None:
-    """cxx: every figure positive and sourced; here: from the calibration, sync extrapolated by its model."""
-    for name, entry in CXX.items():
-        assert entry["value"] > 0 and len(entry["source"]) > 20, name
+def test_presets_carry_their_costs_and_cxx_names_its_calibration_file() -> None:
+    """cxx: every figure from the native engine's calibration file; here: from the calibration, sync by its model."""
+    costs = cxx_costs()
+    for name, entry in costs.items():
+        assert (entry["value"] >= 0 and "calibration.json" in entry["source"]) or name == "sync_a_s", name
     cxx = preset("cxx", "threads", "gil-release")
-    assert cxx.event_s == CXX["event_s"]["value"] and not cxx.gil
-    assert cxx.overheads.sync(64) == pytest.approx(CXX["sync_a_s"]["value"] + 6 * CXX["sync_b_s"]["value"])
+    assert cxx.event_s == pytest.approx(80e-9) and not cxx.gil
+    assert cxx.overheads.sync(64) == pytest.approx(6 * 500e-9)
     here = preset("here", "threads", "gil-release", CALIBRATION)
     assert here.gil and here.event_s is None
     assert here.overheads.sync(16) == pytest.approx(5e-5 + 4 * 1e-5)

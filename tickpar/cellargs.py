@@ -1,6 +1,6 @@
 """A cell's command-line options, defined once: the ``tickpar`` CLI and the pyperf timing script share them.
 
-A cell is (workload, params, strategy, options, workers, seed, order, work).
+A cell is (workload, params, strategy, options, workers, seed, order, work, engine).
 :func:`add_cell_options` declares its options on a parser
 (:func:`add_spec_options`: the run spec's only, for commands such as ``tickpar
 bounds`` that take no strategy); ``short=False``
@@ -42,6 +42,9 @@ def _add(group: Any, short: bool, *, strategy: bool) -> None:
         group.add_argument(*names("--strategy", "-s"), default=BASELINE, help=f"strategy name (default: {BASELINE})")
         group.add_argument(*names("--option", "-o"), action="append", metavar="K=V", help="strategy option, repeatable")
         group.add_argument(*names("--workers", "-n"), type=int, default=1, help="worker count (default 1)")
+        group.add_argument(
+            "--engine", default="python", help="python (runs the model) or native (C++ replay of its event DAG)"
+        )
     group.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
     group.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
     group.add_argument("--work", default="none", help="work model: gil-release, gil-hold or none")
@@ -56,6 +59,8 @@ def cell_argv(args: argparse.Namespace) -> list[str]:
     for item in args.option or []:
         out += ["--option", item]
     out += ["--workers", str(args.workers), "--seed", str(args.seed), "--order", args.order, "--work", args.work]
+    if getattr(args, "engine", "python") != "python":
+        out += ["--engine", args.engine]
     return out
 
 
@@ -73,4 +78,5 @@ def cell_from_args(args: argparse.Namespace, trace: bool = False) -> Any:
         args.order,
         args.work,
         trace,
+        getattr(args, "engine", "python"),
     )

@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_cell_arguments(p_time)
     _add_time_arguments(p_time)
     _add_bounds_arguments(sub.add_parser("bounds", help="ideal speedups from the event DAG of a sequential run"))
+    p_cal = sub.add_parser("calibrate", help="measure the native engine's primitive costs (the cxx preset's figures)")
+    p_cal.add_argument("--out", help="write the JSON to FILE (default: print it)")
+    p_cal.add_argument("--budget", type=float, default=1.0, help="seconds per measurement, roughly (default 1)")
     return parser
 
 
@@ -262,7 +265,11 @@ def _errors_line(errors: dict[str, float | None]) -> str:
 def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
     add_spec_options(p)
     p.add_argument("--workers-max", type=int, default=64, help="largest worker count (default 64; 1, 2, 4, ...)")
-    p.add_argument("--overheads", default="calibrated", help="calibrated (this machine), cxx (gem5-like) or zero")
+    p.add_argument(
+        "--overheads", default="calibrated", help="calibrated (this machine), cxx (native engine's calibration) or zero"
+    )
+    p.add_argument("--calibration", help="cxx: the `tickpar calibrate` file (default $TICKPAR_CALIBRATION, "
+                   "else results/calibration.json)")
     p.add_argument("--o-event", type=float, default=None, metavar="S", help="override the per-event overhead (s)")
     p.add_argument("--o-sync", type=float, default=None, metavar="S", help="override the per-barrier overhead (s)")
     p.add_argument("--out", help="write the tidy table to FILE.csv")
@@ -292,7 +299,13 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         raise CLIError(f"workload {args.workload}: cannot record its event DAG: {exc}") from None
     if len(dag) == 0:
         raise CLIError(f"workload {args.workload} processed no events: nothing to bound")
-    costs = bounds.overheads(args.overheads, workers)
+    try:
+        if args.overheads == "cxx":
+            costs = bounds.cxx_overheads(args.calibration)
+        else:
+            costs = bounds.overheads(args.overheads, workers)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     if args.o_event is not None:
         costs = replace(costs, name=f"{costs.name}+given", o_event=args.o_event)
     if args.o_sync is not None:
@@ -323,6 +336,23 @@ def cmd_time(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from tickpar import native
+    from tickpar.runner import write_json_atomic
+
+    if not args.budget > 0:
+        raise CLIError(f"--budget {args.budget} is not allowed: seconds > 0")
+    native.require()
+    data = native.calibrate(args.budget)
+    if args.out:
+        write_json_atomic(args.out, data)
+    keys = ("mutex_ns", "barrier_ns", "message_ns", "event_ns")
+    print(", ".join(f"{k} {data[k]:.4g}" for k in keys) + (f" -> {args.out}" if args.out else ""))
+    if not args.out:
+        print(json.dumps(data, indent=1))
+    return EXIT_OK
+
+
 _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "run": cmd_run,
@@ -331,6 +361,7 @@ _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "golden": cmd_golden,
     "time": cmd_time,
     "bounds": cmd_bounds,
+    "calibrate": cmd_calibrate,
 }
 
 

@@ -32,12 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tickpar import native
 from tickpar.host.envinfo import environment, versions
 from tickpar.host.paths import publish
 from tickpar.host.procgroup import kill_group
 from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.kernel.params import ParamError, resolve
 from tickpar.kernel.work import WORK_MODES, calibrate, make_work
+from tickpar.native import ENGINES
 from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
 from tickpar.plugins.registry import PluginCodeError, PluginError, class_file, get_registry, where
 from tickpar.verify import anatomy
@@ -68,6 +70,8 @@ class Cell:
     strategy: str
     options: dict[str, Any]
     workers: int
+    engine: str = "python"
+    """``python`` (the model itself) or ``native`` (the C++ engine replaying the model's event DAG)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,11 +79,21 @@ class Cell:
             "strategy": self.strategy,
             "options": self.options,
             "workers": self.workers,
+            "engine": self.engine,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Cell:
-        return cls(RunSpec.from_dict(data["spec"]), data["strategy"], dict(data["options"]), int(data["workers"]))
+        return cls(
+            RunSpec.from_dict(data["spec"]),
+            data["strategy"],
+            dict(data["options"]),
+            int(data["workers"]),
+            data.get("engine", "python"),
+        )
+
+    def with_spec(self, spec: RunSpec) -> Cell:
+        return Cell(spec, self.strategy, self.options, self.workers, self.engine)
 
 
 @dataclass
@@ -101,8 +115,11 @@ def resolve_cell(
     order: str = "gem5",
     work: str = "none",
     trace: bool = False,
+    engine: str = "python",
 ) -> Cell:
     """Validate and complete a cell; raises ParamError/PluginError with one line."""
+    if engine not in ENGINES:
+        raise ParamError(f"engine {engine!r} is not allowed: choose one of {', '.join(ENGINES)}")
     registry = get_registry()
     workload_cls = registry.workload(workload)
     strategy_cls = registry.strategy(strategy)
@@ -119,11 +136,13 @@ def resolve_cell(
     resolved_options = resolve(strategy_cls.options, options, f"strategy {strategy} option")
     spec = RunSpec(workload, resolved_params, seed, order, work, trace)
     strategy_cls().validate(spec, workers, resolved_options)
-    return Cell(spec, strategy, resolved_options, workers)
+    if engine == "native":
+        native.require(strategy, resolved_options)
+    return Cell(spec, strategy, resolved_options, workers, engine)
 
 
 def golden_cell(cell: Cell) -> Cell:
-    """The sequential cell whose record is ``cell``'s golden reference."""
+    """The sequential cell whose record is ``cell``'s golden reference (always the Python engine's)."""
     return Cell(cell.spec, BASELINE, {"checks": True}, 1)
 
 
@@ -146,6 +165,9 @@ def execute(cell: Cell) -> Outcome:
     strategy = get_registry().strategy(cell.strategy)()
     started = time.perf_counter()
     try:
+        if cell.engine == "native":
+            record, stats = native.run_native(cell.spec, cell.strategy, cell.workers, dict(cell.options))
+            return Outcome(record, stats, time.perf_counter() - started)
         result = strategy.run(cell.spec, cell.workers, dict(cell.options))
         if result.record.failure is None:
             result.record.statistics = cell.spec.statistics(result.record)
@@ -213,8 +235,17 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
     _, work_model = make_work(spec.work)
     calibrate(spec.work)
     events = rec.events
+    described = work_model.describe()
+    per_s = events / outcome.wall_s if outcome.wall_s > 0 and events else 0.0
+    if cell.engine == "native":
+        # The C++ engine spends each event's work_us in its calibrated spin loop; its speed is the loop's alone.
+        described = {"mode": "spin", "units_per_us": round(float(outcome.stats.get("spin_per_us", 0.0)), 3),
+                     "unit": "spin-loop iterations", "gil_release_min_bytes": None}  # fmt: skip
+        loop = float(outcome.stats.get("loop_s", 0.0))
+        per_s = events / loop if loop > 0 and events else 0.0
     return {
         "format": RECORD_FORMAT,
+        "engine": cell.engine,
         "workload": spec.workload,
         "params": spec.params,
         "strategy": cell.strategy,
@@ -223,12 +254,12 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
         "seed": spec.seed,
         "order": spec.order,
         "work": spec.work,
-        "work_model": work_model.describe(),
+        "work_model": described,
         "events": events,
         "final_tick": rec.final_tick,
         "digest": rec.digest,
         "wall_s": outcome.wall_s,
-        "events_per_s": events / outcome.wall_s if outcome.wall_s > 0 and events else 0.0,
+        "events_per_s": per_s,
         "stats": outcome.stats,
         "statistics": rec.statistics,
         "failure": rec.failure,
@@ -243,7 +274,7 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
 
 def check_cell(cell: Cell, golden: OracleRecord | None = None, timeout: float | None = None) -> tuple[Verdict, Outcome]:
     """Run the golden sequential cell (unless given) and ``cell``, both traced, and compare."""
-    traced = Cell(cell.spec.with_trace(True), cell.strategy, cell.options, cell.workers)
+    traced = cell.with_spec(cell.spec.with_trace(True))
     if golden is None:
         golden_outcome = execute(golden_cell(traced))
         failure = golden_outcome.record.failure
@@ -254,6 +285,9 @@ def check_cell(cell: Cell, golden: OracleRecord | None = None, timeout: float | 
             )
         golden = golden_outcome.record
     outcome = execute_isolated(traced, timeout) if timeout else execute(traced)
+    if cell.engine == "native":
+        # The native engine is judged on its traces of (tick, priority, event name) against the Python golden run.
+        return native.check_native_cell(golden, outcome.record), outcome
     return compare(golden, outcome.record), outcome
 
 
@@ -261,7 +295,7 @@ def explain(cell: Cell, verdict: Verdict, record: OracleRecord, replay: bool = T
     """The anatomy of ``cell``'s ``verdict`` (``[]`` for ``exact``); ``replay=False``: the record alone."""
     if verdict.kind == "exact":
         return []
-    if not replay:
+    if not replay or cell.engine == "native":  # the strategies' replays explain the Python engine's runs
         return anatomy.from_record(verdict, record)
     strategy = get_registry().strategy(cell.strategy)()
     try:

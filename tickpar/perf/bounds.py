@@ -44,8 +44,9 @@ as there is overhead, and every bound with overheads is at most the same bound
 without them.  :class:`Overheads` comes as presets (:func:`overheads`):
 
 * ``zero``: ``o_event = o_sync = 0``: the DAG's own limits.
-* ``cxx``: gem5-like C++ costs (:data:`CXX`, each figure with its source):
-  25 ns per event, ``2 + 0.5 log2 P`` µs per synchronisation, 125 ns per message.
+* ``cxx``: the native C++ engine's costs, measured by ``tickpar calibrate`` (:func:`cxx_costs`:
+  a mutex per event, a spinning barrier round per doubling of ``P``, a cross-thread message), read
+  from the calibration file it names.
 * ``calibrated``: measured in this process: ``o_event`` is the sequential
   engine's own per-event cost with no work (a component rescheduling one event,
   through the real :class:`~tickpar.kernel.model.Model` and queue), i.e. a parallel
@@ -139,7 +140,7 @@ _SEQ_MASK = (1 << SRC_BITS) - 1  # source key = component << SRC_BITS | seq
 
 __all__ = [
     "BOUNDS",
-    "CXX",
+    "CALIBRATION_ENV",
     "DAG_FORMAT",
     "OVERHEAD_PRESETS",
     "Dag",
@@ -151,6 +152,8 @@ __all__ = [
     "component_costs",
     "critical_path",
     "crossing",
+    "cxx_calibration",
+    "cxx_costs",
     "cxx_overheads",
     "default_workers",
     "find_parents",
@@ -168,36 +171,59 @@ DAG_FORMAT = "tickpar.dag/1"
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
 OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
 
-#: gem5-like C++ costs (seconds), each with its source.
-CXX: dict[str, dict[str, Any]] = {
-    "event_s": {
-        "value": 100e-9,
-        "source": "gem5 src/sim/eventq.cc: EventQueue::schedule walks a bin list and serviceOne makes one "
-        "virtual process() call, O(100) instructions; at ~1 instruction/ns on a server core: ~100 ns",
-    },
-    "o_event_s": {
-        "value": 25e-9,
-        "source": "one uncontended mutex lock/unlock per event (gem5 EventQueue's async-insert lock): 25 ns, "
-        "J. Dean, 'Latency numbers every programmer should know' (2012)",
-    },
-    "sync_a_s": {
-        "value": 2e-6,
-        "source": "gem5's quantum barrier (src/base/barrier.hh) is a mutex + condition variable: one futex "
-        "wake-up and thread switch, 2-5 us on Linux (B. Sigoure, 'How long does it take to make a "
-        "context switch?', 2010); the low end, since the waiters are already on their cores",
-    },
-    "sync_b_s": {
-        "value": 0.5e-6,
-        "source": "growth per doubling of P: the wake-ups of a tree barrier are log2(P) rounds of cache-line "
-        "transfers, ~100-200 ns each across sockets (Dean 2012: main memory reference 100 ns), "
-        "rounded up to 0.5 us for the condition-variable hand-offs",
-    },
-    "o_msg_s": {
-        "value": 125e-9,
-        "source": "a cross-queue event in gem5 is EventQueue::asyncInsert (mutex 25 ns, Dean 2012) plus "
-        "the insertion at the barrier (~100 ns, as event_s)",
-    },
-}
+#: Where the ``cxx`` preset looks for the native engine's calibration (``tickpar calibrate --out FILE``).
+CALIBRATION_ENV = "TICKPAR_CALIBRATION"
+DEFAULT_CALIBRATION = "results/calibration.json"
+
+
+def cxx_calibration(path: str | Path | None = None) -> dict[str, Any]:
+    """The native engine's measured costs: ``path``, else ``$TICKPAR_CALIBRATION``, else ``results/calibration.json``.
+
+    Without any file, and with the native engine built, they are measured now (``file`` says so).  The
+    record is ``tickpar calibrate``'s JSON (``mutex_ns``, ``barrier_ns``, ``message_ns``, ``event_ns``,
+    the machine and the date) plus ``file``, the file it came from.
+    """
+    import os
+
+    chosen = path or os.environ.get(CALIBRATION_ENV) or None
+    candidate = Path(chosen) if chosen else Path(DEFAULT_CALIBRATION)
+    if candidate.is_file():
+        data = json.loads(candidate.read_text())
+        missing = [k for k in ("mutex_ns", "barrier_ns", "message_ns", "event_ns") if k not in data]
+        if missing:
+            raise ValueError(f"{candidate}: not a tickpar calibration (no {', '.join(missing)})")
+        return {**data, "file": str(candidate)}
+    if chosen:
+        raise ValueError(f"calibration file {chosen} does not exist: write it with `tickpar calibrate --out {chosen}`")
+    from tickpar import native
+
+    if not native.available():
+        raise ValueError(
+            f"the cxx preset needs the native engine's calibration: no {DEFAULT_CALIBRATION}, and {native.BUILD_HINT}"
+        )
+    return {**native.calibrate(0.3), "file": "measured now (no calibration file)"}
+
+
+def cxx_costs(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The ``cxx`` preset's costs (seconds), each with where it was measured (:func:`cxx_calibration`).
+
+    ``event_s``: the native queue's schedule + pop + replay bookkeeping per event; ``o_event_s``: one
+    uncontended mutex lock/unlock per event (split's name mutex, gem5's async-insert lock);
+    ``sync_a_s`` = 0 and ``sync_b_s``: one 2-thread round of the engine's spinning barrier per
+    doubling of ``P`` (a tree barrier: measured at ``P = 2``, a model beyond); ``o_msg_s``: one
+    cross-thread message.
+    """
+    cal = cxx_calibration(path)
+    where = f"{cal['file']} ({cal.get('date', '?')}, {cal.get('machine', {}).get('cpu', '?')})"
+    return {
+        "event_s": {"value": cal["event_ns"] * 1e-9, "source": f"event_ns in {where}"},
+        "o_event_s": {"value": cal["mutex_ns"] * 1e-9, "source": f"mutex_ns in {where}"},
+        "sync_a_s": {"value": 0.0, "source": "a tree barrier: no cost beyond its log2(P) rounds"},
+        "sync_b_s": {"value": cal["barrier_ns"] * 1e-9, "source": f"barrier_ns (2 threads) in {where}"},
+        "o_msg_s": {"value": cal["message_ns"] * 1e-9, "source": f"message_ns in {where}"},
+        "file": {"value": 0.0, "source": str(cal["file"])},
+    }
+
 
 COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")
 _FLOAT_COLUMNS = ("cost_s", "work_us")
@@ -421,6 +447,8 @@ class Overheads:
     o_event: float = 0.0
     o_sync: float | dict[int, float] | Callable[[int], float] = 0.0
     o_msg: float = 0.0
+    source: str = ""
+    """Where the figures come from (the ``cxx`` preset: its calibration file)."""
 
     def sync(self, workers: int) -> float:
         if callable(self.o_sync):
@@ -493,18 +521,19 @@ def calibrate_barrier(workers: int, rounds: int = 40) -> float:
     return elapsed / rounds
 
 
-def cxx_overheads() -> Overheads:
-    """gem5-like C++ overheads (:data:`CXX`): a mutex per event, ``a + b log2 P`` per sync (none at P = 1)."""
-    a, b = CXX["sync_a_s"]["value"], CXX["sync_b_s"]["value"]
+def cxx_overheads(path: str | Path | None = None) -> Overheads:
+    """The native engine's measured overheads (:func:`cxx_costs`): a mutex per event, ``a + b log2 P`` per sync."""
+    costs = cxx_costs(path)
+    a, b = costs["sync_a_s"]["value"], costs["sync_b_s"]["value"]
 
     def sync(workers: int) -> float:
         return 0.0 if workers <= 1 else a + b * math.log2(workers)
 
-    return Overheads("cxx", CXX["o_event_s"]["value"], sync, CXX["o_msg_s"]["value"])
+    return Overheads("cxx", costs["o_event_s"]["value"], sync, costs["o_msg_s"]["value"], costs["file"]["source"])
 
 
 def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
-    """A preset: ``zero``, ``cxx`` (:data:`CXX`) or ``calibrated`` (for ``workers``)."""
+    """A preset: ``zero``, ``cxx`` (:func:`cxx_costs`, the native engine's calibration) or ``calibrated``."""
     if name == "zero":
         return Overheads("zero", 0.0, 0.0)
     if name == "cxx":
@@ -902,7 +931,8 @@ def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads) -> str:
         f"{spec.get('workload', '?')} (seed={spec.get('seed', '?')}, order={spec.get('order', '?')}, "
         f"work={spec.get('work', '?')}): {len(dag)} events, {len(dag.components)} components, "
         f"{dag.roots()} roots, T1 = {dag.t1_s:.4g} s",
-        f"overheads {costs.name}: o_event = {costs.o_event * 1e9:.3g} ns, o_sync (µs) = {sync}",
+        f"overheads {costs.name}: o_event = {costs.o_event * 1e9:.3g} ns, o_sync (µs) = {sync}"
+        + (f" (calibration: {costs.source})" if costs.source else ""),
     ]
     for bound in BOUNDS:
         rows = table[table["bound"] == bound]

@@ -23,8 +23,8 @@ seconds:
     backend the GIL serialises everything but GIL-releasing work, so a
     threads run also takes at least the sum of the engine costs plus
     ``o_event`` per event (plus the work under ``gil-hold``).
-``cxx`` (gem5-like C++, :data:`tickpar.perf.bounds.CXX`, each figure with its source)
-    engine cost per event replaced by gem5's, work as requested, no GIL.
+``cxx`` (the native C++ engine's costs, :func:`tickpar.perf.bounds.cxx_costs`: a ``tickpar calibrate`` file)
+    engine cost per event replaced by the native engine's, work as requested, no GIL.
 
 Per strategy (:func:`strategy_time`): ``sequential`` is the reference (1);
 ``split`` pops every event under one queue lock (``max(work / P, events *
@@ -63,12 +63,12 @@ import numpy as np
 import pandas as pd
 
 from tickpar.perf.bounds import (
-    CXX,
     Dag,
     Overheads,
     balanced_partition,
     calibrate_event_cost,
     critical_path,
+    cxx_costs,
     cxx_overheads,
     null_message_time,
     record_dag,
@@ -79,7 +79,6 @@ from tickpar.plugins import BASELINE, RunSpec
 
 __all__ = [
     "BACKENDS",
-    "CXX",
     "MODELLED",
     "PREDICTION_COLUMNS",
     "PREDICT_WORKERS",
@@ -153,7 +152,7 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r} is not allowed: one of {', '.join(BACKENDS)}")
     if name == "cxx":
-        return Preset("cxx", backend, work_mode, cxx_overheads(), CXX["event_s"]["value"], 0.0, 1e-6, gil=False)
+        return Preset("cxx", backend, work_mode, cxx_overheads(), cxx_costs()["event_s"]["value"], 0.0, 1e-6, gil=False)
     if name != "here":
         raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
     if calibration is None:

@@ -165,6 +165,7 @@ def cell_row(
         row[key] = env.get(key)
     work_model = check.get("work_model") or {}
     row["work_model"] = work_model.get("mode", entry.get("work"))
+    row["engine"] = entry.get("engine") or check.get("engine") or "python"  # python or native (the C++ replay)
     row["work_units_per_us"] = work_model.get("units_per_us")
     row["work_unit"] = work_model.get("unit")
     row.update(flatten_stats(check.get("stats")))

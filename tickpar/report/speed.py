@@ -277,8 +277,8 @@ def scaling_shapes(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
 def fig_scaling(
     df: pd.DataFrame, prediction: pd.DataFrame, palette: dict[str, object], param: str = "work_us"
 ) -> plt.Figure:
-    """Predicted speedup vs workers (log2), presets ``here`` (solid) and ``cxx`` (dashed), measured points on top."""
-    title = "Predicted scaling: here (calibrated, solid) and cxx (gem5-like C++, dashed); measured points on top"
+    """Predicted speedup vs workers (log2): presets ``here`` (solid), ``cxx`` (native, dashed); measured on top."""
+    title = "Predicted scaling: here (calibrated, solid) and cxx (native C++ engine, dashed); measured points on top"
     panels = scaling_shapes(df, prediction, param)
     if not panels:
         return empty_figure(title, "no predictions: results/prediction.csv is empty or missing")
@@ -315,7 +315,7 @@ def fig_scaling(
     handles = [Line2D([], [], color=palette.get(lab), lw=2, label=lab) for lab in labels]
     handles += [
         Line2D([], [], color="black", ls="-", label="here (calibrated)"),
-        Line2D([], [], color="black", ls="--", label="cxx (gem5-like)"),
+        Line2D([], [], color="black", ls="--", label="cxx (native engine)"),
         Line2D([], [], color="#999999", ls=":", label="y = workers"),
         Line2D([], [], color="white", marker="o", markeredgecolor="black", markerfacecolor="#888888", label="measured"),
     ]

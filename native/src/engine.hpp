@@ -1,0 +1,177 @@
+// tickpar's native engine: replays a recorded event DAG with gem5's event-queue semantics.
+//
+// The DAG (see Dag below) holds, per event *object* (a named long-lived event or one message), its
+// component, name id and priority, and per *occurrence* k of that object in the golden sequential run
+// the operations its k-th process() made (schedule / reschedule / deschedule of a target object, with
+// `when` = cur_tick + delay ("clock") or a stored absolute tick), the components its handler entered
+// through direct calls, and its synthetic work.  A replay keys behaviour by (object, occurrence): a
+// wrong parallel run still replays "the same program" but may compute other `when`s.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tp {
+
+constexpr int PRIO_BITS = 8;
+constexpr int PRIO_OFFSET = 128;
+constexpr int CALL_PRIORITY = -129;  // a direct call's record in a component trace (tickpar.model)
+constexpr int SIM_EXIT_PRI = 100;
+constexpr int64_t UNSOURCED_BASE = -(int64_t(1) << 62);  // tickpar.eventkeys
+constexpr int64_t CHILD_GEM5 = -(int64_t(1) << 62);
+constexpr int64_t CHILD_UNSOURCED = UNSOURCED_BASE + (int64_t(1) << 61);
+constexpr int64_t NO_SOURCE = INT64_MIN;
+constexpr int64_t NO_END = -1;
+constexpr uint64_t PENDING_BIT = uint64_t(1) << 63;  // stamps of deferred insertions (tick-barrier)
+
+inline int64_t pack_key(int64_t when, int prio) { return (when << PRIO_BITS) + prio + PRIO_OFFSET; }
+inline int64_t key_when(int64_t key) { return key >> PRIO_BITS; }
+inline int key_prio(int64_t key) { return int(key & ((1 << PRIO_BITS) - 1)) - PRIO_OFFSET; }
+
+enum OpKind : uint8_t { SCHEDULE = 0, RESCHEDULE = 1, RESCHEDULE_ALWAYS = 2, DESCHEDULE = 3 };
+enum OpMode : uint8_t { CLOCK = 0, ABSOLUTE = 1 };
+
+struct Op {
+  int64_t value;   // delay (CLOCK) or tick (ABSOLUTE)
+  int64_t source;  // canonical tie (source component << 40 | seq), NO_SOURCE if none
+  int32_t target;  // event object
+  uint8_t kind;
+  uint8_t mode;
+};
+
+struct Occ {
+  int64_t ops_begin, ops_end;
+  int64_t touch_begin, touch_end;
+  double work_us;
+};
+
+struct Dag {
+  int32_t ncomp = 0;
+  std::vector<int32_t> obj_comp, obj_name;
+  std::vector<int16_t> obj_prio;
+  std::vector<uint8_t> obj_flags;  // bit 0: a message (one-shot, nobody else holds it)
+  std::vector<int64_t> occ_off;    // occurrences of object o: occ[occ_off[o] .. occ_off[o+1])
+  std::vector<Occ> occ;
+  std::vector<Op> ops;  // ops[0 .. init_ops): the initial schedules (init(), before the loop)
+  int64_t init_ops = 0;
+  std::vector<int32_t> touch_comp, touch_name;
+  int64_t end_tick = NO_END;  // simulate()'s limit: events with key < (end_tick, SIM_EXIT) run
+  int32_t nobj() const { return int32_t(obj_comp.size()); }
+};
+
+struct Options {
+  std::string strategy = "sequential";
+  int workers = 1;
+  bool canonical = false;
+  bool checks = true;
+  bool trace = false;
+  bool lock_by_name = true;  // split: lock_key=name (the prototype); tick-barrier: lock_key=name
+  int min_parallel = 2;
+  std::vector<int32_t> lp_of;  // conservative / quantum: LP of every component
+  int64_t lookahead = -1;      // conservative: window length (-1: none, one window)
+  int64_t quantum = -1;        // quantum: ticks per quantum (-1: one quantum)
+  bool late_clamp = true;      // quantum: late=clamp (else error)
+  bool quantum_mode = false;
+  double stall_s = 30.0;
+  double spin_per_us = 0.0;  // 0: calibrate
+};
+
+struct TraceRec {
+  int64_t when;
+  int32_t prio;
+  int32_t name;
+};
+
+struct alignas(64) CompOut {
+  int64_t count = 0;
+  uint64_t digest = 0;
+  int64_t last_when = 0;
+  std::vector<TraceRec> trace;
+  std::atomic_flag lock = ATOMIC_FLAG_INIT;  // split only: its workers may race into one component
+};
+
+struct Violation {
+  std::string op;
+  int32_t obj;
+  int64_t when, cur_tick;
+  std::string reason;
+};
+
+struct Failure {
+  bool set = false;
+  std::string kind;  // causality, crash, deadlock
+  std::string op;
+  int32_t obj = -1;
+  int64_t when = 0, cur_tick = 0;
+  std::string reason;
+  std::string message;
+};
+
+struct RaceRec {
+  int32_t comp;
+  int32_t obj;  // -1: a direct call
+  int64_t when;
+  std::string detail;
+};
+
+struct Result {
+  std::vector<int64_t> counts, last_when;
+  std::vector<uint64_t> digests;
+  std::vector<int64_t> trace_off;  // ncomp + 1
+  std::vector<TraceRec> trace;
+  Failure failure;
+  std::vector<Violation> violations;
+  int64_t violations_total = 0;
+  std::vector<RaceRec> races;
+  int64_t races_total = 0;
+  int64_t cur_tick = 0;
+  // statistics: name -> number (flat)
+  std::vector<std::pair<std::string, double>> stats;
+  std::vector<std::pair<std::string, std::vector<double>>> stats_lists;
+};
+
+inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+// The per-component digest of (when, priority, name id) records, in order: a multiply-rotate stream
+// hash (each record through two odd multipliers, the state rotated between records: order matters).
+inline uint64_t fold(uint64_t d, int64_t when, int prio, int32_t name) {
+  uint64_t x = uint64_t(when) * 0x9e3779b97f4a7c15ull ^ ((uint64_t(uint32_t(name)) << 9) | uint64_t(prio + 129)) *
+                                                           0xc2b2ae3d27d4eb4full;
+  d = (d << 29 | d >> 35) ^ x;
+  return d * 0x165667b19e3779f9ull;
+}
+
+// The calibrated busy loop: n iterations of a dependent xorshift chain (no memory, no syscall).
+inline uint64_t spin_iters(uint64_t n) {
+  uint64_t x = 88172645463325252ull;
+  for (uint64_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  asm volatile("" : : "r"(x));
+  return x;
+}
+
+double spin_rate(bool recalibrate = false);  // iterations per microsecond (cached)
+void set_spin_rate(double per_us);
+void spin_us(double us);
+
+Result run(const Dag& dag, const Options& opt);
+
+struct CalibrationResult {
+  std::vector<std::pair<std::string, double>> values;
+};
+CalibrationResult calibrate_costs(double budget_s);
+
+}  // namespace tp

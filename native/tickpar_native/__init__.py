@@ -1,0 +1,205 @@
+"""tickpar's native engine: replays a recorded event DAG with gem5's event-queue semantics, in C++.
+
+Build and install it with ``pip install ./native`` (or ``make native``) from the repository root.
+
+The DAG (:class:`Dag`, built by :func:`make_dag` from flat arrays) holds, per event *object* (a
+long-lived named event, or one message), its component, name id, priority and flags (bit 0: a
+message), and per *occurrence* ``k`` of the object in the golden sequential run the operations its
+``k``-th ``process()`` made, the direct calls it made (component, call name id) and its synthetic
+work in microseconds.  An operation is ``(kind, mode, target, value, source)``: kind
+:data:`SCHEDULE`, :data:`RESCHEDULE`, :data:`RESCHEDULE_ALWAYS` or :data:`DESCHEDULE`; mode
+:data:`CLOCK` (``when = cur_tick + value``) or :data:`ABSOLUTE` (``when = value``, a stored tick);
+``source`` the canonical tie (``component << 40 | seq``), or -1 for none.  The first operations
+(``ops_off[0]`` of them) are the initial schedules, made before the loop at tick 0.
+
+:func:`run` replays it under a strategy (``sequential``, ``split``, ``tick-barrier``,
+``conservative``, ``quantum``) on real ``std::thread``\\ s with the GIL released, and returns per
+component the event count, digest and last tick (and the full trace of (tick, priority, name id)
+with ``trace=True``), the first failure (``causality``, ``crash``, ``deadlock``), violations counted
+with ``checks=False``, races (two threads in one component), and the run's statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tickpar_native import _engine
+from tickpar_native._engine import (
+    ABSOLUTE,
+    CALL_PRIORITY,
+    CLOCK,
+    DESCHEDULE,
+    RESCHEDULE,
+    RESCHEDULE_ALWAYS,
+    SCHEDULE,
+    Dag,
+    calibrate,
+    digest_trace,
+    set_spin_rate,
+    spin,
+    spin_rate,
+)
+
+__all__ = [
+    "ABSOLUTE",
+    "CALL_PRIORITY",
+    "CLOCK",
+    "DESCHEDULE",
+    "NO_SOURCE",
+    "RESCHEDULE",
+    "RESCHEDULE_ALWAYS",
+    "SCHEDULE",
+    "STRATEGIES",
+    "Dag",
+    "Replay",
+    "calibrate",
+    "digest_trace",
+    "make_dag",
+    "run",
+    "set_spin_rate",
+    "spin",
+    "spin_rate",
+]
+
+__version__ = "0.1.0"
+
+STRATEGIES = ("sequential", "split", "tick-barrier", "conservative", "quantum")
+NO_SOURCE = -(1 << 63)  # the C++ side's "no source key"
+
+
+def make_dag(
+    ncomp: int,
+    obj_comp: Sequence[int],
+    obj_name: Sequence[int],
+    obj_prio: Sequence[int],
+    obj_flags: Sequence[int],
+    occ_off: Sequence[int],
+    ops_off: Sequence[int],
+    touch_off: Sequence[int],
+    work_us: Sequence[float],
+    op_kind: Sequence[int],
+    op_mode: Sequence[int],
+    op_target: Sequence[int],
+    op_value: Sequence[int],
+    op_source: Sequence[int],
+    touch_comp: Sequence[int] = (),
+    touch_name: Sequence[int] = (),
+    end_tick: int | None = None,
+) -> Dag:
+    """A :class:`Dag` from flat sequences (converted to the dtypes the engine reads); see the module docstring."""
+    source = np.asarray(op_source, dtype=np.int64)
+    source = np.where(source < 0, NO_SOURCE, source) if len(source) else source
+    return Dag(
+        int(ncomp),
+        np.ascontiguousarray(obj_comp, dtype=np.int32),
+        np.ascontiguousarray(obj_name, dtype=np.int32),
+        np.ascontiguousarray(obj_prio, dtype=np.int16),
+        np.ascontiguousarray(obj_flags, dtype=np.uint8),
+        np.ascontiguousarray(occ_off, dtype=np.int64),
+        np.ascontiguousarray(ops_off, dtype=np.int64),
+        np.ascontiguousarray(touch_off, dtype=np.int64),
+        np.ascontiguousarray(work_us, dtype=np.float64),
+        np.ascontiguousarray(op_kind, dtype=np.uint8),
+        np.ascontiguousarray(op_mode, dtype=np.uint8),
+        np.ascontiguousarray(op_target, dtype=np.int32),
+        np.ascontiguousarray(op_value, dtype=np.int64),
+        np.ascontiguousarray(source, dtype=np.int64),
+        np.ascontiguousarray(touch_comp, dtype=np.int32),
+        np.ascontiguousarray(touch_name, dtype=np.int32),
+        -1 if end_tick is None else int(end_tick),
+    )
+
+
+@dataclass
+class Replay:
+    """What one native run produced (arrays by component id)."""
+
+    counts: np.ndarray
+    last_when: np.ndarray
+    digests: np.ndarray
+    trace_off: np.ndarray
+    trace_when: np.ndarray
+    trace_prio: np.ndarray
+    trace_name: np.ndarray
+    failure: dict[str, Any] | None
+    violations: list[dict[str, Any]]
+    violations_total: int
+    races: list[dict[str, Any]]
+    races_total: int
+    cur_tick: int
+    stats: dict[str, Any]
+
+    @property
+    def events(self) -> int:
+        """Records in every component's trace: processed events and direct calls received."""
+        return int(self.counts.sum())
+
+    @property
+    def final_tick(self) -> int:
+        """The latest tick a component processed an event at (as the oracle's record has it)."""
+        seen = self.counts > 0
+        return int(self.last_when[seen].max()) if seen.any() else 0
+
+    def trace(self, comp: int) -> list[tuple[int, int, int]]:
+        """Component ``comp``'s trace of (tick, priority, name id) (needs ``trace=True``)."""
+        a, b = int(self.trace_off[comp]), int(self.trace_off[comp + 1])
+        fields = (self.trace_when[a:b].tolist(), self.trace_prio[a:b].tolist(), self.trace_name[a:b].tolist())
+        return list(zip(*fields, strict=True))
+
+
+def run(
+    dag: Dag,
+    strategy: str = "sequential",
+    workers: int = 1,
+    *,
+    order: str = "gem5",
+    checks: bool = True,
+    trace: bool = False,
+    lock_key: str = "name",
+    min_parallel: int = 2,
+    lp_of: Sequence[int] = (),
+    lookahead: int | None = None,
+    quantum: int | None = None,
+    late: str = "clamp",
+    stall_s: float = 30.0,
+    spin_per_us: float = 0.0,
+) -> Replay:
+    """Replay ``dag`` under ``strategy`` with ``workers`` threads; see the module docstring."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy {strategy!r} is not native: choose one of {', '.join(STRATEGIES)}")
+    out = _engine.run(
+        dag,
+        strategy,
+        int(workers),
+        order,
+        bool(checks),
+        bool(trace),
+        lock_key,
+        int(min_parallel),
+        [int(x) for x in lp_of],
+        -1 if lookahead is None else int(lookahead),
+        -1 if quantum is None else int(quantum),
+        late,
+        float(stall_s),
+        float(spin_per_us),
+    )
+    return Replay(
+        counts=np.frombuffer(out["counts"], dtype=np.int64),
+        last_when=np.frombuffer(out["last_when"], dtype=np.int64),
+        digests=np.frombuffer(out["digests"], dtype=np.uint64),
+        trace_off=np.frombuffer(out["trace_off"], dtype=np.int64),
+        trace_when=np.frombuffer(out["trace_when"], dtype=np.int64),
+        trace_prio=np.frombuffer(out["trace_prio"], dtype=np.int32),
+        trace_name=np.frombuffer(out["trace_name"], dtype=np.int32),
+        failure=out["failure"],
+        violations=list(out["violations"]),
+        violations_total=int(out["violations_total"]),
+        races=list(out["races"]),
+        races_total=int(out["races_total"]),
+        cur_tick=int(out["cur_tick"]),
+        stats=dict(out["stats"]),
+    )

@@ -1,0 +1,316 @@
+"""A cell on the native engine: record the DAG once, replay it in C++, report it as the oracle reads it.
+
+:func:`run_native` records the spec's DAG (:func:`tickpar.native.record.record`, cached per spec
+in this process, so a timing worker records once and replays every value), replays it under the
+strategy on ``std::thread``\\ s, and returns an :class:`~tickpar.verify.oracle.OracleRecord` whose
+components carry their count, last tick and, with a traced spec, the trace of ``[tick, priority,
+event name]``.  The native engine has no model state, so it is judged on those traces:
+:func:`native_golden` projects a Python golden record onto the same rows and digests, and
+:func:`~tickpar.verify.oracle.compare` then gives the usual verdicts (``exact``, ``diverged`` with
+the first divergence, ``causality`` with the failing schedule, ``race``, ``deadlock``).
+
+Options the native engine does not take (:data:`NOT_TAKEN`) must stay at their defaults; the
+interleave executor's options of ``split`` are ignored (native ``split`` always runs real threads,
+as the seed prototype did), as are ``executor`` of ``tick-barrier`` and ``start_method``,
+``oversubscribe`` and ``stall_s`` of the partitioned strategies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from functools import lru_cache
+from typing import Any
+
+from tickpar.kernel.params import ParamError
+from tickpar.native.record import RecordedDag, record
+from tickpar.pdes.plan import make_plan
+from tickpar.plugins import RunSpec, base_stats
+from tickpar.verify.oracle import OracleRecord, global_digest
+
+__all__ = [
+    "BUILD_HINT",
+    "ENGINES",
+    "NATIVE_STRATEGIES",
+    "NOT_TAKEN",
+    "available",
+    "calibrate",
+    "check_native_cell",
+    "native_golden",
+    "require",
+    "run_native",
+]
+
+ENGINES = ("python", "native")
+NATIVE_STRATEGIES = ("sequential", "split", "tick-barrier", "conservative", "quantum")
+BUILD_HINT = "the native engine is not built: run `pip install ./native` (or `make native`) in the repository root"
+#: Options the native engine does not take: they must keep these values.
+NOT_TAKEN: dict[str, dict[str, Any]] = {
+    "split": {"pop_ahead": 0},
+    "tick-barrier": {"debug_invariants": False},
+    "conservative": {"sync": "window", "backend": "threads"},
+    "quantum": {"backend": "threads"},
+}
+
+
+def _module() -> Any:
+    import tickpar_native
+
+    return tickpar_native
+
+
+def available() -> bool:
+    """True when the extension imports."""
+    try:
+        _module()
+    except ImportError:
+        return False
+    return True
+
+
+def require(strategy: str | None = None, options: dict[str, Any] | None = None) -> None:
+    """A one-line :class:`ParamError` where the engine is missing or cannot run this strategy/options."""
+    if not available():
+        raise ParamError(BUILD_HINT)
+    if strategy is None:
+        return
+    if strategy not in NATIVE_STRATEGIES:
+        raise ParamError(
+            f"strategy {strategy} has no native implementation: --engine native takes {', '.join(NATIVE_STRATEGIES)}"
+        )
+    for option, value in NOT_TAKEN.get(strategy, {}).items():
+        if options is not None and option in options and options[option] != value:
+            raise ParamError(
+                f"strategy {strategy} option {option}={options[option]} is not taken by the native engine "
+                f"(it runs {option}={value})"
+            )
+
+
+# -- the DAG ---------------------------------------------------------------------------------------
+def _spec_key(spec: RunSpec) -> str:
+    data = spec.to_dict()
+    data["trace"] = False  # one recording serves traced and untraced runs
+    return json.dumps(data, sort_keys=True, default=str)
+
+
+@lru_cache(maxsize=8)
+def _recorded(key: str) -> tuple[RecordedDag, Any]:
+    spec = RunSpec.from_dict(json.loads(key))
+    rec = record(spec)
+    arrays = rec.arrays()
+    return rec, _module().make_dag(**arrays)
+
+
+def recorded(spec: RunSpec) -> tuple[RecordedDag, Any]:
+    """The spec's recorded DAG and the engine's :class:`tickpar_native.Dag` (cached per spec)."""
+    return _recorded(_spec_key(spec))
+
+
+# -- digests the golden run and the native run share -----------------------------------------------
+def trace_digest(rows: list[list[Any]]) -> str:
+    """A component's digest over its ``[tick, priority, name]`` rows (16 hex digits)."""
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def native_golden(golden: OracleRecord) -> OracleRecord:
+    """A traced Python record seen as the native engine sees a run: ``[tick, priority, name]`` per event."""
+    if golden.traces is None:
+        raise ValueError("the golden record has no traces: a native check needs a traced golden run")
+    components: dict[str, dict[str, Any]] = {}
+    traces: dict[str, list[list[Any]]] = {}
+    for name, entry in golden.components.items():
+        rows = [[int(t[0]), int(t[1]), str(t[2])] for t in golden.traces.get(name, [])]
+        traces[name] = rows
+        components[name] = {
+            "id": entry["id"],
+            "count": entry["count"],
+            "digest": trace_digest(rows),
+            "last_tick": entry.get("last_tick"),
+            "state": None,
+        }
+    return OracleRecord(
+        events=golden.events,
+        final_tick=golden.final_tick,
+        digest=global_digest(components),
+        components=components,
+        traces=traces,
+        statistics=dict(golden.statistics),
+    )
+
+
+# -- running ---------------------------------------------------------------------------------------
+def _describe(op: str, name: str, when: int, cur_tick: int, reason: str) -> str:
+    if reason == "past":
+        return f"{op}({name}, when={when}) with cur_tick={cur_tick}: when < cur_tick"
+    return f"{op}({name}, when={when}) with cur_tick={cur_tick}: event {reason.replace('-', ' ')}"
+
+
+def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {"order": spec.order}
+    if strategy in ("sequential", "split", "tick-barrier"):
+        args["checks"] = bool(options.get("checks", True))
+    if strategy == "split":
+        args["lock_key"] = options.get("lock_key", "name")
+        args["stall_s"] = float(options.get("stall_s", 30.0))
+    elif strategy == "tick-barrier":
+        args["lock_key"] = options.get("lock_key", "component")
+        args["min_parallel"] = int(options.get("min_parallel", 2))
+    elif strategy in ("conservative", "quantum"):
+        model = spec.build_model(work="none")
+        sync = "window" if strategy == "conservative" else "quantum"
+        plan, _part = make_plan(
+            model,
+            workers,
+            method=options.get("partition", "auto"),
+            order=spec.order,
+            sync=sync,
+            lookahead=options.get("lookahead") if strategy == "conservative" else None,
+        )
+        args["lp_of"] = list(plan.lp_of)
+        if strategy == "conservative":
+            args["lookahead"] = plan.lookahead
+        else:
+            q = options.get("quantum")
+            if q is None and plan.lookahead is not None:
+                ratio = options.get("quantum_ratio")
+                q = max(1, math.floor((1.0 if ratio is None else ratio) * plan.lookahead))
+            args["quantum"] = q
+            args["late"] = options.get("late", "clamp")
+    return args
+
+
+def run_native(
+    spec: RunSpec, strategy: str, workers: int, options: dict[str, Any], spin_per_us: float = 0.0
+) -> tuple[OracleRecord, dict[str, Any]]:
+    """Replay ``spec``'s DAG under ``strategy``; the oracle record (traced when the spec is) and the stats."""
+    require(strategy, options)
+    tn = _module()
+    started = time.perf_counter()
+    rec, dag = recorded(spec)
+    record_s = time.perf_counter() - started
+    args = _engine_args(spec, strategy, workers, options)
+    out = tn.run(dag, strategy, workers, trace=spec.trace, spin_per_us=spin_per_us, **args)
+    return _oracle(rec, out, spec.trace), _stats(out, workers, record_s, args)
+
+
+def _oracle(rec: RecordedDag, out: Any, traced: bool) -> OracleRecord:
+    names, comps = rec.names, rec.components
+    components: dict[str, dict[str, Any]] = {}
+    traces: dict[str, list[list[Any]]] | None = {} if traced else None
+    counts = out.counts.tolist()
+    last = out.last_when.tolist()
+    for c, cname in enumerate(comps):
+        if traced:
+            rows = [[w, p, names[n]] for w, p, n in out.trace(c)]
+            assert traces is not None
+            traces[cname] = rows
+            digest = trace_digest(rows)
+        else:
+            digest = format(int(out.digests[c]), "016x")
+        components[cname] = {
+            "id": c,
+            "count": counts[c],
+            "digest": digest,
+            "last_tick": last[c] if counts[c] else None,
+            "state": None,
+        }
+    failure = None
+    if out.failure is not None:
+        f = dict(out.failure)
+        obj = f.pop("obj", -1)
+        event = names[rec.obj_name[obj]] if obj >= 0 else None
+        message = f.get("message") or ""
+        if f["kind"] == "causality" and f.get("reason") != "lookahead":
+            message = _describe(f["op"], event or "?", f["when"], f["cur_tick"], f["reason"])
+        failure = {**f, "event": event, "message": message}
+        if f["kind"] != "causality":
+            failure = {"kind": f["kind"], "message": message, "event": event, "when": f["when"],
+                       "cur_tick": f["cur_tick"]}  # fmt: skip
+    violations = [
+        {"op": v["op"], "event": names[rec.obj_name[v["obj"]]], "when": v["when"], "cur_tick": v["cur_tick"],
+         "reason": v["reason"]}
+        for v in out.violations
+    ]  # fmt: skip
+    races = [
+        {"component": comps[x["component"]], "event": names[rec.obj_name[x["obj"]]] if x["obj"] >= 0 else
+         "<direct call>", "when": x["when"], "detail": x["detail"]}
+        for x in out.races
+    ]  # fmt: skip
+    return OracleRecord(
+        events=out.events,
+        final_tick=out.final_tick,
+        digest=global_digest(components),
+        components=components,
+        violations=violations,
+        races=races,
+        traces=traces,
+        failure=failure,
+    )
+
+
+def _stats(out: Any, workers: int, record_s: float, args: dict[str, Any]) -> dict[str, Any]:
+    st = dict(out.stats)
+    stats = base_stats(workers)
+    events = out.events
+    batches = int(st.get("batches", 0))
+    stats.update(
+        events=events,
+        batches=batches,
+        mean_events_per_batch=events / batches if batches else 0.0,
+        lock_waits=int(st.get("lock_waits", 0)),
+        messages=int(st.get("messages", 0)),
+        idle_s=list(st.get("idle_s", [0.0] * workers)),
+        loop_s=float(st.get("loop_s", 0.0)),
+        record_s=record_s,
+        engine="native",
+        violations=out.violations_total,
+        races=out.races_total,
+    )
+    for key, value in st.items():
+        if key not in stats:
+            stats[key] = value
+    if "lookahead" in args:
+        stats["lookahead"] = args["lookahead"]
+    if "quantum" in args:
+        stats["quantum"] = args["quantum"]
+    return stats
+
+
+def check_native_cell(golden: OracleRecord, got: OracleRecord) -> Any:
+    """The verdict of a native run against a traced Python golden record."""
+    from tickpar.verify.oracle import compare
+
+    return compare(native_golden(golden), got)
+
+
+def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
+    """The engine's calibration microbenchmarks (``tickpar calibrate``), with the machine and the date."""
+    require()
+    import os
+    import platform
+
+    values = dict(_module().calibrate(budget_s))
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "format": "tickpar.calibration/1",
+        **{k: values[k] for k in ("mutex_ns", "barrier_ns", "message_ns", "event_ns")},
+        "details": {k: v for k, v in values.items() if k not in ("mutex_ns", "barrier_ns", "message_ns", "event_ns")},
+        "machine": {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "node": platform.node()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "what": {
+            "mutex_ns": "one uncontended std::mutex lock + unlock",
+            "barrier_ns": "one round of the engine's spinning barrier between 2 threads",
+            "message_ns": "a message handed to another thread through a one-slot mailbox (half a round trip)",
+            "event_ns": "the native queue's schedule + pop + replay bookkeeping per event (1024 pending)",
+        },
+    }
