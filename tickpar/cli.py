@@ -182,13 +182,13 @@ def cmd_golden(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from tickpar.runner import check_cell, explain, make_record, write_json_atomic
+    from tickpar.runner import cell_promise, check_cell, explain, make_record, write_json_atomic
     from tickpar.verify.anatomy import format_steps
 
     _check_timeout(args)
     cell = _cell_from_args(args)
     golden = _load_golden(args.golden, cell.spec) if args.golden else None
-    promise = get_registry().strategy(cell.strategy)().promise(cell.spec, cell.workers, cell.options)
+    promise = cell_promise(cell)
     verdict, outcome = check_cell(cell, golden, args.timeout)
     # A replay costs about a run: not when the run itself used a third of its time limit or more.
     replay = args.timeout is None or outcome.wall_s < args.timeout / 3

@@ -40,7 +40,7 @@ from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.kernel.params import ParamError, resolve
 from tickpar.kernel.work import WORK_MODES, calibrate, make_work
 from tickpar.native import ENGINES
-from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
+from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, Promise, RunSpec
 from tickpar.plugins.registry import PluginCodeError, PluginError, class_file, get_registry, where
 from tickpar.verify import anatomy
 from tickpar.verify.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
@@ -49,6 +49,7 @@ __all__ = [
     "RECORD_FORMAT",
     "Cell",
     "Outcome",
+    "cell_promise",
     "check_cell",
     "execute",
     "execute_isolated",
@@ -139,6 +140,15 @@ def resolve_cell(
     if engine == "native":
         native.require(strategy, resolved_options)
     return Cell(spec, strategy, resolved_options, workers, engine)
+
+
+def cell_promise(cell: Cell) -> Promise:
+    """The strategy's promise for ``cell``, decided before it runs, for the engine that runs it: a native
+    run behaves as the options in :data:`tickpar.native.RUNS_AS` (native ``split`` runs real threads)."""
+    options = dict(cell.options)
+    if cell.engine == "native":
+        options.update(native.RUNS_AS.get(cell.strategy, {}))
+    return get_registry().strategy(cell.strategy)().promise(cell.spec, cell.workers, options)
 
 
 def golden_cell(cell: Cell) -> Cell:

@@ -35,6 +35,7 @@ __all__ = [
     "ENGINES",
     "NATIVE_STRATEGIES",
     "NOT_TAKEN",
+    "RUNS_AS",
     "available",
     "calibrate",
     "check_native_cell",
@@ -53,6 +54,8 @@ NOT_TAKEN: dict[str, dict[str, Any]] = {
     "conservative": {"sync": "window", "backend": "threads"},
     "quantum": {"backend": "threads"},
 }
+#: Options a native run behaves as, whatever the cell says (its promise is the strategy's for these).
+RUNS_AS: dict[str, dict[str, Any]] = {"split": {"executor": "threads"}}
 
 
 def _module() -> Any:

@@ -528,7 +528,7 @@ def _shapes(name: str, entry: dict[str, Any]) -> list[tuple[str, str, dict[str, 
 
 def expand(config: dict[str, Any], source: str = "config", registry: Registry | None = None) -> Sweep:
     """Expand a validated config into cells; every cross-check error is one SweepError line."""
-    from tickpar.runner import resolve_cell
+    from tickpar.runner import cell_promise, resolve_cell
 
     registry = registry or get_registry()
     timing = config.get("timing", {})
@@ -639,7 +639,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     f"strategies.{sname}.variants.{variant} with workloads.{wname}.shapes.{shape}"
                                     f" at workers={workers}: {exc} (or set on_invalid_cell: skip)"
                                 ) from None
-                            promise = scls().promise(cell.spec, workers, cell.options)
+                            promise = cell_promise(cell)
                             cells.append(
                                 SweepCell(
                                     workload=wname,
