@@ -18,6 +18,14 @@ Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this
    compares the record with the sequential run of the same spec: a verdict
    from the digests, and relative errors of the final tick, the event count
    and each statistic (:func:`tickpar.verify.oracle.errors`).
+5. ``tickpar check`` judges the verdict against :meth:`Strategy.promise`,
+   decided before the run from the strategy's contract and the workload's
+   traits (:meth:`RunSpec.traits`): :meth:`Promise.kept`, exit status 3 when
+   broken.
+
+A workload's ``build()`` or ``stats()`` that raises is the plugin's bug, not a
+verdict: :class:`~tickpar.plugins.registry.PluginCodeError`, one line naming
+its file and line (bad input, exit status 2).
 
 A strategy may raise :class:`~tickpar.kernel.eventq.SchedulingError` (verdict
 ``causality``), :class:`DeadlockError` (``deadlock``) or anything else
