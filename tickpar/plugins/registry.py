@@ -82,6 +82,10 @@ class PluginError(Exception):
     """A plugin that cannot be registered or used (one line, naming the plugin and its source): bad input."""
 
 
+class _DuplicateName(PluginError):
+    """Two plugins claim one name: ambiguous for every command, so never skipped as broken."""
+
+
 class PluginCodeError(PluginError):
     """A plugin's own code failed where only the plugin is to blame (a workload's ``build()`` or
     ``stats()``, or its golden sequential run): one line naming the plugin file and line."""
@@ -164,7 +168,7 @@ class Registry:
             first, again = class_file(table[name]), class_file(cls)
             if first is not None and again is not None and _same_file(first, again):
                 return  # one file reached twice (a folder and an installed copy of it): one plugin
-            raise PluginError(
+            raise _DuplicateName(
                 f"{kind} name {name!r} registered twice: by {self.sources[(kind, name)]}"
                 f" ({first or 'unknown file'}) and by {source} ({again or 'unknown file'})"
             )
@@ -272,9 +276,9 @@ def _register(registry: Registry, kind: str, cls: type[Any], source: str, blocke
         return
     try:
         registry.add(kind, cls, source)
+    except _DuplicateName:
+        raise
     except PluginError as exc:
-        if "registered twice" in str(exc):
-            raise  # two plugins claim one name: ambiguous for every command
         registry.mark_broken(f"{source}: {cls.__name__}", str(exc), kind, name)
 
 
