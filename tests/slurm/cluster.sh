@@ -4,7 +4,9 @@
 #   tests/slurm/cluster.sh stop DIR    stop the daemons that `start DIR` started, by the PIDs it wrote
 # Everything lives in DIR: the munge key and socket, the config, state, spool, logs and PID files.
 # Ports are free ones picked at start, so a cluster of the machine's own (if any) is left alone.
-# Clients find this cluster through SLURM_CONF=DIR/slurm.conf.
+# Clients find this cluster through SLURM_CONF=DIR/slurm.conf, and through DIR/bin first on PATH: Snakemake's
+# SLURM jobs call `srun` with every SLURM_* variable but the job's ID removed (snakemake-executor-plugin-
+# slurm-jobstep), SLURM_CONF included, so DIR/bin/srun sets it again (a real node reads /etc/slurm).
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
@@ -37,6 +39,7 @@ stop() {
             echo "cluster.sh: $(basename "$pidfile" .pid) (pid $pid) ignored TERM: killed" >&2
             kill -KILL "$pid" 2>/dev/null || true
         fi
+        echo "cluster.sh: stopped $(basename "$pidfile" .pid) (pid $pid)"
         rm -f "$pidfile"
     done
 }
@@ -66,7 +69,7 @@ start() {
     for exe in munged slurmctld slurmd sinfo; do
         command -v "$exe" >/dev/null || { echo "cluster.sh: $exe not found (apt-get install slurm-wlm munge)" >&2; exit 1; }
     done
-    mkdir -p "$dir"/{pids,log,state,spool,munge}
+    mkdir -p "$dir"/{pids,log,state,spool,munge,bin}
     chmod 700 "$dir" "$dir/munge"
     local node cpus mem ctld_port slurmd_port
     node=$(hostname -s)
@@ -117,11 +120,17 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
     export SLURM_CONF="$dir/slurm.conf"
+    local real_srun
+    real_srun=$(command -v srun)
+    printf '#!/bin/sh\n# make test-slurm: this cluster'"'"'s config for srun inside a job (see cluster.sh)\nSLURM_CONF=%s exec %s "$@"\n' \
+        "$SLURM_CONF" "$real_srun" >"$dir/bin/srun"
+    chmod +x "$dir/bin/srun"
     daemon slurmctld slurmctld -D -i -f "$dir/slurm.conf"
     wait_for 30 slurmctld scontrol ping
     daemon slurmd slurmd -D -f "$dir/slurm.conf" -N "$node"
     wait_for 60 "slurmd (node $node idle)" sh -c "sinfo -h -N -o %t | grep -qx idle"
-    echo "cluster.sh: SLURM up in $dir (node $node, $cpus CPUs, ports $ctld_port/$slurmd_port); SLURM_CONF=$dir/slurm.conf"
+    echo "cluster.sh: SLURM up in $dir (node $node, $cpus CPUs, ports $ctld_port/$slurmd_port);" \
+        "SLURM_CONF=$dir/slurm.conf PATH=$dir/bin:\$PATH"
 }
 
 case $cmd in

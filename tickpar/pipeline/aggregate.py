@@ -74,7 +74,7 @@ ID_COLUMNS = [
 ]  # fmt: skip
 _ENV_KEYS = (
     "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",
-    "usable_cores", "platform", "hostname", "git_sha",
+    "usable_cores", "platform", "hostname", "git_sha", "slurm_job_id",
 )  # fmt: skip
 
 
