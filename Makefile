@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: report test test-slow lint clean native
+.PHONY: report test test-slow test-slurm lint clean native
 
 $(STAMP): pyproject.toml native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,9 +39,14 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow
 
+# `make test-slurm`: a one-node SLURM on localhost (slurm-wlm and munge installed when missing, as root), the
+# sweep config/test-slurm.yaml through config/profiles/slurm and its checks; outputs in results-slurm/.
+test-slurm: $(STAMP)
+	tests/slurm/run.sh
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf results .snakemake
+	rm -rf results results-slurm .snakemake

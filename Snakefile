@@ -22,6 +22,17 @@ include: "rules/accuracy.smk"
 report: "report/workflow.rst"
 
 
+# Rules that only read records and draw: on a cluster they run where Snakemake runs instead of
+# waiting in the queue (README "On a cluster"); a local run is unchanged.
+localrules:
+    all,
+    aggregate,
+    prediction,
+    report_files,
+    accuracy,
+    accuracy_figure,
+
+
 rule all:
     default_target: True
     input:

@@ -6,6 +6,13 @@ import sys
 
 from tickpar.pipeline.sweep import CHECK_PATTERN, GOLDEN_PATTERN, TIMING_GROUP_PATTERN, WILDCARD_CONSTRAINTS
 from tickpar.pipeline.sweep import SweepError, load_sweep
+from tickpar.pipeline.slurm import install as guard_slurm_status
+
+
+# On SLURM (config/profiles/slurm): the executor plugin's job-status query falls back from sacct to squeue
+# where accounting is off, and stops the sweep with one line after --slurm-status-attempts failures in a
+# row instead of hanging (tickpar/pipeline/slurm.py). Nothing happens without the plugin.
+guard_slurm_status(workflow)
 
 
 # The default sweep is read only when no --configfile is given: Snakemake would otherwise merge

@@ -75,7 +75,15 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.launch import START_METHODS, mpiexec_path, run_mpi, run_processes, run_threads, usable_cores
+from tickpar.pdes.launch import (
+    START_METHODS,
+    mpi_launch_stats,
+    mpiexec_path,
+    run_mpi,
+    run_processes,
+    run_threads,
+    usable_cores,
+)
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
 from tickpar.pdes.plan import Plan, cut_links_below, make_plan
@@ -190,7 +198,7 @@ class Conservative(Strategy):
                 results, extra["start_method"] = run_processes(spec, plan, options["start_method"])
             else:
                 results = run_mpi(spec, plan)
-                extra["mpiexec"] = str(mpiexec_path())
+                extra.update(mpi_launch_stats())  # mpiexec, its launch command, the SLURM job (if any)
         wall = time.perf_counter() - started
         record = merged_record(results)
         stats = self._stats(results, record, plan, part, options, wall)

@@ -46,6 +46,7 @@ pytestmark = [
         not _builds_wheels_offline(), reason="needs setuptools>=70.1 (the [test] extra) to build a wheel offline"
     ),
     pytest.mark.slow,
+    pytest.mark.timeout(600),  # builds a wheel and runs a sweep: minutes on a busy 2-core machine
 ]
 
 #: What a clone holds that a sweep needs (tests, bench and docs aside).

@@ -499,7 +499,8 @@ def test_a_bad_config_stops_snakemake_before_any_job(tmp_path: Path) -> None:
 def test_slurm_profile_dry_run(tmp_path: Path) -> None:
     """The SLURM profile plans the test sweep with the slurm executor (dry run: nothing is submitted)."""
     profile = yaml.safe_load((REPO_ROOT / "config/profiles/slurm/config.yaml").read_text())
-    assert profile["executor"] == "slurm" and "slurm_account" in profile["default-resources"]
+    assert profile["executor"] == "slurm" and profile["slurm-status-attempts"] >= 1
+    assert "slurm_account" not in profile["default-resources"]  # none given: works where there is no accounting
     try:
         import snakemake_executor_plugin_slurm  # noqa: F401
     except ImportError:
@@ -509,7 +510,7 @@ def test_slurm_profile_dry_run(tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stderr[-2000:]
     out = res.stdout + res.stderr
-    assert "slurm_partition=CHANGE-ME" in out and "slurm_extra=--exclusive" in out
+    assert "slurm_extra=--exclusive" in out and "mem_mb=2000" in out
 
 
 def _pdf_pages(path: Path) -> tuple[int, str]:
@@ -520,6 +521,7 @@ def _pdf_pages(path: Path) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # the whole pipeline: about a minute idle, several on a busy machine
 def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     """The test sweep runs to summary.csv, figures, HTML, PDF; failures become verdicts; a rerun has nothing to do."""
     cfg = copy.deepcopy(_test_config())

@@ -9,7 +9,14 @@ import pandas as pd
 import pytest
 
 from tickpar.report import render as report
-from tickpar.report.speed import breakeven_points, counted, fig_breakeven, speed_findings, speedup_table
+from tickpar.report.speed import (
+    breakeven_points,
+    counted,
+    fig_breakeven,
+    retime_finding,
+    speed_findings,
+    speedup_table,
+)
 
 
 def _row(shape: str, label: str, workers: int, work_us: float, speedup: float, **kw: object) -> dict[str, object]:
@@ -61,6 +68,23 @@ def test_only_exact_uncontended_timed_runs_count() -> None:
     text = " ".join(speed_findings(df, pd.DataFrame()))
     assert "2 of 12 timed parallel cells do not count" in text
     assert "1 with a timed run that was not exact" in text and "1 timed under contention" in text
+
+
+def test_findings_and_table_say_how_many_rounds_were_retimed_and_why() -> None:
+    """The report says how many contended rounds were timed again, of which cells and why, and what was lost."""
+    df = _summary()
+    assert retime_finding(df) is None  # a summary from before re-timing: nothing to say
+    df["n_retimed"], df["retime_reasons"] = 0, ""
+    assert "no round was re-timed" in retime_finding(df) and "No cell lost" in retime_finding(df)
+    df.loc[df.index[0], ["n_retimed", "retime_reasons"]] = (2, "round 0: CPU available 0.84 before it (< 0.90)")
+    df.loc[df.index[2], ["n_retimed", "contended"]] = (1, True)
+    line = retime_finding(df)
+    assert line.startswith("Timing: 3 contended round(s) of 2 cell(s) were re-timed")
+    assert "sequential on phold/fine: round 0: CPU available 0.84 before it (< 0.90)" in line
+    assert "1 timed cell(s) still had every round contended" in line
+    assert line in speed_findings(df, pd.DataFrame())
+    table = speedup_table(df)
+    assert table.loc[(table["label"] == "sequential") & (table["where"] == "phold/fine"), "re-timed"].item() == 2
 
 
 def test_findings_give_break_even_best_interval_bound_fraction_and_prediction_error() -> None:

@@ -88,7 +88,8 @@ def test_measure_writes_record_and_pyperf_json(tmp_path: Path) -> None:
     (all rounds appended) that pyperf itself reads; rerunning overwrites."""
     out = tmp_path / "t.json"
     for _ in range(2):  # the second run must not trip over pyperf's refusal to overwrite its output
-        rec = measure(_cell(), [*TINY_ARGS, "--work", "none"], out, processes=2, values=3, warmups=1, timeout=120)
+        rec = measure(_cell(), [*TINY_ARGS, "--work", "none"], out, processes=2, values=3, warmups=1, timeout=120,
+                      retimes=0)  # a busy test machine would re-time rounds: no extra rounds here
         assert rec["status"] == "ok", rec["reason"]
     data = json.loads(out.read_text())
     assert data["format"] == TIMING_FORMAT
@@ -114,7 +115,7 @@ def test_every_worker_uses_the_drivers_work_calibration(tmp_path: Path) -> None:
     """One calibration per timing job: each round's fresh worker does the same work per event as the others."""
     cell = resolve_cell("phold", TINY, "sequential", {}, 1, 1, "gem5", "gil-release")
     rec = measure(cell, [*TINY_ARGS, "--work", "gil-release"], tmp_path / "t.json", processes=2, values=3,
-                  warmups=0, timeout=120)  # fmt: skip
+                  warmups=0, timeout=120, retimes=0)  # fmt: skip
     assert rec["status"] == "ok", rec["reason"]
     rate = rec["work_units_per_us"]
     assert rate > 0
@@ -137,7 +138,7 @@ def test_rounds_interleave_the_cells(tmp_path: Path) -> None:
     ]
     log = tmp_path / "log.txt"
     with log.open("w") as f:
-        records = measure_cells(jobs, rounds=3, values=2, warmups=0, timeout=120, log=f)
+        records = measure_cells(jobs, rounds=3, values=2, warmups=0, timeout=120, retimes=0, log=f)
     assert [r["status"] for r in records] == ["ok", "ok"]
     order = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("--- ")]
     assert [Path(o).name for o in order] == ["s1.json", "s2.json", "s2.json", "s1.json", "s1.json", "s2.json"]
@@ -148,7 +149,7 @@ def test_a_timed_run_that_is_not_exact_is_flagged(doubles: Path, tmp_path: Path)
     """Every timed run is compared with the golden record: wrong digests give timed_exact false (status ok)."""
     rec = measure(
         _cell("test-wrong"), [*TINY_ARGS, "--strategy", "test-wrong"], tmp_path / "t.json",
-        processes=1, values=5, warmups=0, timeout=60, inherit_environ=["TICKPAR_PLUGINS"],
+        processes=1, values=5, warmups=0, timeout=60, inherit_environ=["TICKPAR_PLUGINS"], retimes=0,
     )  # fmt: skip
     assert rec["status"] == "ok"
     assert rec["timed_exact"] is False and rec["timed_verdicts"] == {"diverged": 5}
@@ -159,12 +160,58 @@ def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path:
     """A round whose CPU-availability probe is below the threshold is contended: its values are flagged."""
     probes = iter([{"min": 1.0, "per_core": {0: 1.0}}] * 2 + [{"min": 0.4, "per_core": {0: 0.4}}] * 2)
     monkeypatch.setattr("tickpar.perf.timing.cpu_availability", lambda: next(probes))
-    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120)
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120, retimes=0)
     assert [r["contended"] for r in rec["rounds"]] == [False, True]
+    assert rec["n_retimed"] == 0 and rec["retime_reasons"] == []
     assert rec["value_contended"] == [False] * 3 + [True] * 3
     assert rec["n_contended"] == 3 and rec["cpu_available_min"] == 0.4
     assert rec["contended"] is False  # one round was clean: its values still count
     assert rec["n_values"] == 6 and rec["median_s"] == sorted(rec["values"][:3])[1]  # statistics of clean values
+
+
+def _probes(*shares: float) -> object:
+    """A stand-in for cpu_availability that returns ``shares`` in turn (then 1.0), and counts its calls."""
+    queue = list(shares)
+
+    def probe() -> dict:
+        probe.calls += 1
+        share = queue.pop(0) if queue else 1.0
+        return {"min": share, "per_core": {0: share}}
+
+    probe.calls = 0
+    return probe
+
+
+def test_a_contended_round_is_retimed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A contended round is timed again at once (a fresh probe before it): the clean attempt's values count, the
+    contended one stays in the record, flagged and marked re-timed; the record says how many and why."""
+    # probes: the driver's first, after round 0 (0.5: contended), before and after the re-time (clean), after round 1
+    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", _probes(1.0, 0.5, 1.0, 1.0, 1.0))
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
+                  retimes=2, retime_wait_s=0)  # fmt: skip
+    assert rec["status"] == "ok", rec["reason"]
+    assert [(r["round"], r["attempt"], r["contended"], r["retimed"]) for r in rec["rounds"]] == [
+        (0, 0, True, True), (0, 1, False, False), (1, 0, False, False),
+    ]  # fmt: skip
+    assert rec["n_retimed"] == 1 and rec["retimes"] == 2
+    assert rec["retime_reasons"] == ["round 0: CPU available 0.50 after it (< 0.90)"]
+    assert rec["value_contended"] == [True, True, False, False, False, False]
+    assert rec["contended"] is False and rec["n_contended"] == 2
+    runs = pyperf.BenchmarkSuite.load(str(tmp_path / "t.pyperf.json")).get_benchmarks()[0].get_runs()
+    assert len(runs) == 3  # every attempt's values stay readable by pyperf
+
+
+def test_retimes_are_capped_per_cell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A machine that stays busy: the cell is re-timed `retimes` times, then it is contended (no speedup), and the
+    reasons name every probe that failed."""
+    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", _probes(*[0.3] * 20))
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
+                  retimes=1, retime_wait_s=0)  # fmt: skip
+    assert [(r["round"], r["attempt"]) for r in rec["rounds"]] == [(0, 0), (0, 1), (1, 0)]
+    assert rec["n_retimed"] == 1 and rec["contended"] is True and rec["n_contended"] == 6
+    assert rec["retime_reasons"] == ["round 0: CPU available 0.30 before it and CPU available 0.30 after it (< 0.90)"]
+    with pytest.raises(ValueError, match="retimes"):
+        measure(_cell(), TINY_ARGS, tmp_path / "u.json", retimes=-1)
 
 
 def test_cpu_availability_probe() -> None:
@@ -221,7 +268,7 @@ def test_cli_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`tickpar time` prints mean +- stdev and exits 0; bad pyperf settings are one-line errors (exit 2)."""
     out = tmp_path / "t.json"
     args = ["time", "-w", "phold", "-p", "lps=4", "-p", "end_tick=300", "--processes", "1", "--values", "5"]
-    assert cli_main([*args, "--warmups", "0", "--out", str(out)]) == 0
+    assert cli_main([*args, "--warmups", "0", "--retimes", "0", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "over 5 values" in printed and "timed runs exact" in printed
     assert json.loads(out.read_text())["n_values"] == 5
@@ -246,7 +293,7 @@ def test_a_failing_timing_job_still_writes_every_record(tmp_path: Path, monkeypa
         "pyperf_path": str(tmp_path / "c.pyperf.json"), "check_path": None, "golden_path": None,
     }  # fmt: skip
     settings = {"processes": 2, "values": 3, "warmups": 1, "timeout_s": 10, "inherit_environ": [], "extra_args": [],
-                "min_cpu_available": 0.9}  # fmt: skip
+                "min_cpu_available": 0.9, "retimes": 2, "retime_wait_s": 1.0}  # fmt: skip
     smk = SimpleNamespace(params=SimpleNamespace(timing=settings, cells=[entry]), log=[str(tmp_path / "log")],
                           output=[str(tmp_path / "index.json")])  # fmt: skip
     timing.main_snakemake(smk)

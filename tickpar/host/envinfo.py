@@ -76,5 +76,7 @@ def _static_environment() -> dict[str, Any]:
 
 
 def environment() -> dict[str, Any]:
-    """Everything that identifies the machine and interpreter (GIL state read now)."""
-    return {**_static_environment(), "gil_enabled": gil_enabled()}
+    """Everything that identifies the machine and interpreter (GIL state read now), and the SLURM job
+    it ran in (None outside SLURM)."""
+    slurm = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID") or None
+    return {**_static_environment(), "gil_enabled": gil_enabled(), "slurm_job_id": slurm}

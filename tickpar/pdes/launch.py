@@ -9,7 +9,10 @@
   (:class:`~tickpar.pdes.transport.SocketTransport`).
 * :func:`run_mpi`: ``mpiexec -n N python -m tickpar.pdes.mpi_rank JOB OUT`` with
   the ``mpiexec`` next to ``sys.executable`` (MPICH from PyPI installs it into
-  the venv); see :mod:`tickpar.pdes.mpi_rank`.
+  the venv); see :mod:`tickpar.pdes.mpi_rank`.  Inside a SLURM allocation (a
+  batch job or a step of one: ``SLURM_JOB_ID`` is set) it is ``mpiexec
+  -launcher fork``: the ranks start on the CPUs the job already holds
+  (:func:`mpi_command`); the run's statistics say how (:func:`mpi_launch_stats`).
 
 Each returns one :class:`~tickpar.pdes.lp.LPResult` per LP, in LP order.
 :func:`run_partition` is what one process or rank does: build, start, run.
@@ -45,12 +48,14 @@ __all__ = [
     "START_METHODS",
     "lp_main",
     "mpi_command",
+    "mpi_launch_stats",
     "mpiexec_path",
     "process_main",
     "run_mpi",
     "run_partition",
     "run_processes",
     "run_threads",
+    "slurm_job_id",
     "usable_cores",
 ]
 
@@ -226,9 +231,33 @@ def run_processes(spec: RunSpec, plan: Plan, start_method: str) -> tuple[list[LP
             r.close()
 
 
+def slurm_job_id() -> str | None:
+    """The SLURM job this process runs in (a batch job or a step of one), or None outside SLURM."""
+    return os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID") or None
+
+
+def _launcher() -> list[str]:
+    """``mpiexec``, or inside a SLURM allocation ``mpiexec -launcher fork``.
+
+    Inside an allocation MPICH's ``mpiexec`` (hydra) starts its proxy with ``srun``: from within a job
+    step (Snakemake's SLURM jobs run their command in ``srun -n1 -c N``) that is a nested step asking
+    for CPUs the enclosing step holds, and Slurm (22.05) retries it for ever ("step creation temporarily
+    disabled ... Requested nodes are busy").  A cell's ranks fit on one node (at most its usable cores,
+    :meth:`Conservative.validate`), so they are forked on the CPUs the job already holds.
+    """
+    exe = str(mpiexec_path())
+    return [exe, "-launcher", "fork"] if slurm_job_id() else [exe]
+
+
 def mpi_command(parts: int, job: Path, out: Path) -> list[str]:
     """The ``mpiexec`` command line that runs ``parts`` ranks of :mod:`tickpar.pdes.mpi_rank`."""
-    return [str(mpiexec_path()), "-n", str(parts), sys.executable, "-m", "tickpar.pdes.mpi_rank", str(job), str(out)]
+    return [*_launcher(), "-n", str(parts), sys.executable, "-m", "tickpar.pdes.mpi_rank", str(job), str(out)]
+
+
+def mpi_launch_stats() -> dict[str, Any]:
+    """How :func:`run_mpi` starts its ranks, for a run's statistics: the ``mpiexec``, the launch command and
+    the SLURM job the ranks ran in (None outside SLURM)."""
+    return {"mpiexec": str(mpiexec_path()), "mpi_launch": " ".join(_launcher()), "slurm_job_id": slurm_job_id()}
 
 
 def run_mpi(spec: RunSpec, plan: Plan) -> list[LPResult]:

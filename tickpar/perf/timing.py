@@ -24,8 +24,14 @@ Two roles, one module:
   the wall time it actually got), so each (cell, round) has a probe just before
   and just after it; a round below ``min_cpu_available`` on either is
   *contended*: its values are flagged in the record (``value_contended``,
-  ``n_contended``) and the aggregate leaves them out of speedups; a cell whose
-  rounds were all contended is ``contended``.  pyperf's own ``load_avg_1min`` of the round is
+  ``n_contended``) and the aggregate leaves them out of speedups.  A contended
+  round is *re-timed* at once (after ``retime_wait_s``, with a fresh probe), up to
+  ``retimes`` times per cell, before the cell loses those values: one unlucky
+  probe (a burst of another process, an orchestrator polling its cluster) must
+  not erase a cell's, or a whole shape's, speedup when its baseline is hit.  The
+  record says how many rounds were re-timed and why (``n_retimed``,
+  ``retime_reasons``); a cell whose rounds, re-times included, were all
+  contended is ``contended``.  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
   limit (a hung strategy, its worker processes and MPI ranks are killed
   together); a cell that times out or crashes is not run again.  Every cell
@@ -54,6 +60,9 @@ timed simulation.
 #   n_contended, cpu_available_min, load_avg_1min_max, loop_mean_s, loop_median_s, golden,
 #   work_units_per_us (the driver's one calibration, used by every worker); mean_s, median_s, stdev_s,
 #   min_s, max_s and the loop statistics leave contended values out (n_values still counts them all).
+# tickpar.timing/3: contended rounds are re-timed: retimes (the budget per cell), n_retimed, retime_reasons
+#   (one line per re-time: round, probe, share, threshold); per round: attempt (0: first timing, 1...: re-times)
+#   and retimed (a later attempt replaced it). A re-time is one more entry in rounds.
 """
 
 from __future__ import annotations
@@ -78,6 +87,8 @@ from tickpar.verify.oracle import FAILED_RUN
 
 __all__ = [
     "MIN_CPU_AVAILABLE",
+    "RETIMES",
+    "RETIME_WAIT_S",
     "TIMING_FORMAT",
     "TimingJob",
     "bench",
@@ -88,11 +99,15 @@ __all__ = [
     "summarize",
 ]
 
-TIMING_FORMAT = "tickpar.timing/2"
+TIMING_FORMAT = "tickpar.timing/3"
 #: Verdicts of the correctness job after which timing is pointless (the run does not finish).
 SKIP_AFTER = FAILED_RUN
 #: A round is contended when the CPU-availability probe before or after it gives less than this.
 MIN_CPU_AVAILABLE = 0.9
+#: A contended round is timed again, up to this many times per cell, before its values are lost.
+RETIMES = 2
+#: Seconds to wait before re-timing a contended round (a short burst of other load has passed).
+RETIME_WAIT_S = 1.0
 #: Spin time per core of one CPU-availability probe (seconds); at most _PROBE_TOTAL_S over all cores.
 _PROBE_PER_CORE_S = 0.05
 _PROBE_TOTAL_S = 0.8
@@ -347,6 +362,9 @@ def _new_record(job: TimingJob, rounds: int, values: int, warmups: int) -> dict[
         "loop_values": [],
         "value_contended": [],
         "warmups": [],
+        "retimes": 0,
+        "n_retimed": 0,
+        "retime_reasons": [],
         **summarize([]),
         "pyperf_file": None,
         "pyperf_metadata": {},
@@ -396,16 +414,17 @@ def _time_round(
     log: Any,
     before: dict[str, Any] | None = None,
     rate: float = 0.0,
+    attempt: int = 0,
 ) -> dict[str, Any]:
     """One fresh pyperf worker process for ``job``: its values join the job's record.
 
     ``before`` is a probe taken just before (the previous run's ``after``: nothing ran in between);
-    returns the probe taken just after."""
+    returns the probe taken just after.  ``attempt`` > 0: a re-time of a contended round."""
     import pyperf
 
     record = job.record
     appended = tmp / f"cell{index}.pyperf.json"
-    runs_out = tmp / f"cell{index}.r{round_no}.runs.jsonl"
+    runs_out = tmp / f"cell{index}.r{round_no}.a{attempt}.runs.jsonl"
     golden = job.golden or _compute_golden(job, tmp, index)
     job.golden = golden
     record["work_units_per_us"] = rate
@@ -429,7 +448,8 @@ def _time_round(
     after = cpu_availability()
     text = output.decode(errors="replace")
     if log is not None:
-        log.write(f"--- {job.out} round {round_no}\n{text}")
+        again = f" (re-time {attempt})" if attempt else ""
+        log.write(f"--- {job.out} round {round_no}{again}\n{text}")
     if timed_out:
         job.done = True
         record.update(status="timeout", reason=f"pyperf run exceeded its {timeout:g} s limit (round {round_no})")
@@ -451,6 +471,8 @@ def _time_round(
     record["rounds"].append(
         {
             "round": round_no,
+            "attempt": attempt,
+            "retimed": False,
             "values": vals,
             "loop_values": [line["loop_s"] for line in lines],
             "verdicts": [line["verdict"] for line in lines],
@@ -528,6 +550,8 @@ def measure_cells(
     extra_args: Sequence[str] = (),
     min_cpu_available: float = MIN_CPU_AVAILABLE,
     work_rate: float | None = None,
+    retimes: int = RETIMES,
+    retime_wait_s: float = RETIME_WAIT_S,
     log: Any = None,
 ) -> list[dict[str, Any]]:
     """Time ``jobs`` in ``rounds`` interleaved rounds; write every job's record (never raises on a cell's failure).
@@ -536,13 +560,18 @@ def measure_cells(
     ``check`` record says its run did not finish is not timed (status ``skipped``).
     ``work_rate``: work units per microsecond for every worker (default: one
     calibration here, after a CPU-availability probe has brought the cores up to speed).
+    A contended round is timed again at once, after ``retime_wait_s`` seconds and a fresh
+    probe, up to ``retimes`` times per cell (:func:`_retime_while_contended`).
     """
     if rounds < 1 or values < 1 or warmups < 0:
         raise ValueError("--processes and --values must be >= 1, --warmups >= 0")
+    if retimes < 0 or retime_wait_s < 0:
+        raise ValueError("--retimes and the wait before a re-time must be >= 0")
     inherit = [name for name in inherit_environ if name in os.environ]
     started = time.perf_counter()
     for job in jobs:
         job.record = _new_record(job, rounds, values, warmups)
+        job.record["retimes"] = retimes
         verdict = _unfinished(job.check)
         if verdict is not None:
             job.done = True
@@ -561,11 +590,14 @@ def measure_cells(
                 if job.done:
                     continue
                 try:
-                    probe = _time_round(
-                        job, index, round_no, tmp, values=values, warmups=warmups, timeout=timeout,
-                        inherit=inherit, extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
-                        before=probe, rate=rates[job.cell.spec.work],
+                    settings = dict(
+                        values=values, warmups=warmups, timeout=timeout, inherit=inherit, extra_args=extra_args,
+                        min_cpu_available=min_cpu_available, log=log, rate=rates[job.cell.spec.work],
                     )  # fmt: skip
+                    probe = _time_round(job, index, round_no, tmp, before=probe, **settings)
+                    probe = _retime_while_contended(
+                        job, index, round_no, tmp, probe, retimes=retimes, wait_s=retime_wait_s, **settings
+                    )
                 except Exception as exc:  # a broken golden or pyperf file is this cell's result, not the job's
                     probe = None
                     job.done = True
@@ -577,6 +609,53 @@ def measure_cells(
             except Exception as exc:  # an unreadable pyperf file: this cell's record says so, the others stand
                 records.append(_crash_record(job, f"{type(exc).__name__} while writing the record: {exc}"))
         return records
+
+
+def _contention_reason(entry: dict[str, Any], threshold: float) -> str:
+    """Why a round was contended, in words: which probe, the share it saw, the threshold."""
+    low = [
+        f"CPU available {entry[f'cpu_available_{when}']:.2f} {when} it"
+        for when in ("before", "after")
+        if entry[f"cpu_available_{when}"] < threshold
+    ]
+    again = f" (re-time {entry['attempt']})" if entry.get("attempt") else ""
+    return f"round {entry['round']}{again}: {' and '.join(low) or 'contended'} (< {threshold:.2f})"
+
+
+def _retime_while_contended(
+    job: TimingJob,
+    index: int,
+    round_no: int,
+    tmp: Path,
+    probe: dict[str, Any],
+    *,
+    retimes: int,
+    wait_s: float,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Time the round just taken again while it was contended and the cell has re-times left.
+
+    Each re-time is one more fresh pyperf process (one more entry in ``rounds``, with its
+    ``attempt``); the contended attempt stays in the record, flagged, and is marked ``retimed``.
+    The record counts the re-times (``n_retimed``) and says why each was needed
+    (``retime_reasons``).  Returns the last probe.
+    """
+    record = job.record
+    while not job.done and record["rounds"] and record["n_retimed"] < retimes:
+        last = record["rounds"][-1]
+        if last["round"] != round_no or not last["contended"]:
+            break
+        last["retimed"] = True
+        record["n_retimed"] += 1
+        record["retime_reasons"].append(_contention_reason(last, settings["min_cpu_available"]))
+        log = settings.get("log")
+        if log is not None:
+            log.write(f"--- {job.out} round {round_no} contended: {record['retime_reasons'][-1]}; re-timing\n")
+        time.sleep(wait_s)
+        probe = _time_round(
+            job, index, round_no, tmp, before=cpu_availability(), attempt=last["attempt"] + 1, **settings
+        )
+    return probe
 
 
 def write_fallback(out: str | Path, kind: str, reason: str, what: str) -> dict[str, Any]:
@@ -618,6 +697,8 @@ def measure(
     golden: str | Path | None = None,
     min_cpu_available: float = MIN_CPU_AVAILABLE,
     work_rate: float | None = None,
+    retimes: int = RETIMES,
+    retime_wait_s: float = RETIME_WAIT_S,
     log: Any = None,
 ) -> dict[str, Any]:
     """Time one cell (``processes`` rounds of one fresh process each) and write its record to ``out``.
@@ -634,7 +715,8 @@ def measure(
     )  # fmt: skip
     return measure_cells(
         [job], rounds=processes, values=values, warmups=warmups, timeout=timeout, inherit_environ=inherit_environ,
-        extra_args=extra_args, min_cpu_available=min_cpu_available, work_rate=work_rate, log=log,
+        extra_args=extra_args, min_cpu_available=min_cpu_available, work_rate=work_rate, retimes=retimes,
+        retime_wait_s=retime_wait_s, log=log,
     )[0]  # fmt: skip
 
 
@@ -660,12 +742,18 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
         "--min-cpu-available", type=float, default=MIN_CPU_AVAILABLE, metavar="F",
         help=f"rounds whose CPU-availability probe gives less are flagged contended (default {MIN_CPU_AVAILABLE})",
     )  # fmt: skip
+    parser.add_argument(
+        "--retimes", type=int, default=RETIMES, metavar="N",
+        help=f"re-time a contended round, up to N times per cell, before its values are lost (default {RETIMES})",
+    )  # fmt: skip
 
 
 def run_cli(args: argparse.Namespace, cell: Any) -> int:
     """``tickpar time``: 0 when timed, 1 when the record says it could not be (the record is written anyway)."""
     if not 0.0 <= args.min_cpu_available <= 1.0:
         raise ValueError(f"--min-cpu-available {args.min_cpu_available} is not allowed: a share in [0, 1]")
+    if args.retimes < 0:
+        raise ValueError(f"--retimes {args.retimes} is not allowed: a count >= 0")
     if args.work_rate is not None and not args.work_rate > 0:
         raise ValueError(f"--work-rate {args.work_rate} is not allowed: units per microsecond > 0")
     with tempfile.TemporaryDirectory(prefix="tickpar-time-") as tmp:
@@ -685,6 +773,7 @@ def run_cli(args: argparse.Namespace, cell: Any) -> int:
             golden=args.golden,
             min_cpu_available=args.min_cpu_available,
             work_rate=args.work_rate,
+            retimes=args.retimes,
             log=sys.stdout,
         )
     print(_summary_line(cell, record))
@@ -702,6 +791,8 @@ def _summary_line(cell: Any, record: dict[str, Any]) -> str:
         f" ({record['loop_source']}); timed runs {'exact' if record['timed_exact'] else 'NOT exact'}"
         f"; CPU available >= {record['cpu_available_min']:.2f}"
     )
+    if record["n_retimed"]:
+        line += f"; {record['n_retimed']} contended round(s) re-timed"
     if record["n_contended"]:
         line += f" (CONTENDED: {record['n_contended']} of {record['n_values']} values, left out of speedups)"
     return line
@@ -717,6 +808,8 @@ def _measure_logged(jobs: Sequence[TimingJob], settings: dict[str, Any], log: An
         inherit_environ=settings["inherit_environ"],
         extra_args=settings["extra_args"],
         min_cpu_available=settings["min_cpu_available"],
+        retimes=settings.get("retimes", RETIMES),
+        retime_wait_s=settings.get("retime_wait_s", RETIME_WAIT_S),
         log=log,
     )
 
@@ -747,6 +840,7 @@ def main_snakemake(smk: Any) -> None:
                     "median_s": rec.get("median_s"),
                     "timed_exact": rec.get("timed_exact"),
                     "contended": rec.get("contended"),
+                    "n_retimed": rec.get("n_retimed", 0),
                 }
                 for job, rec in zip(jobs, records, strict=True)
             ],

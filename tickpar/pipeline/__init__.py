@@ -2,8 +2,9 @@
 
 Holds :mod:`~tickpar.pipeline.sweep` (config validation and expansion into cells, job records),
 :mod:`~tickpar.pipeline.aggregate` (``summary.csv``: verdicts, timings, speedups, bounds),
-:mod:`~tickpar.pipeline.accuracy` (``accuracy.csv`` for relaxed strategies) and
-:mod:`~tickpar.pipeline.shrink` (delta-debugging a failing cell to the smallest that still fails).
+:mod:`~tickpar.pipeline.accuracy` (``accuracy.csv`` for relaxed strategies),
+:mod:`~tickpar.pipeline.shrink` (delta-debugging a failing cell to the smallest that still fails) and
+:mod:`~tickpar.pipeline.slurm` (the SLURM executor's job-status query: sacct to squeue, stop, never hang).
 
 May import: ``tickpar.perf`` and every layer below it.
 """

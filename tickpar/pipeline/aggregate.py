@@ -17,7 +17,8 @@ strategy reported its own ``loop_s``, ``run`` when it is the in-process run),
 the checks of the timing (``timed_exact``: every timed run's digests equal the
 golden ones; ``n_contended``: values taken while the CPU-availability probe saw
 another load, left out of speedups; ``contended``: all of them were, so the
-cell has no speedup; ``cpu_available_min``,
+cell has no speedup; ``n_retimed``: contended rounds that were timed again before
+their values were given up, and ``retime_reasons``: why, one clause per re-time; ``cpu_available_min``,
 ``load_avg_1min``), the derived speed (``speedup`` with ``speedup_lo``/``speedup_hi``,
 ``loop_speedup`` with ``loop_speedup_lo``/``loop_speedup_hi``, ``efficiency``,
 ``events_per_s``, ``us_per_event``, ``overhead_us_per_event``), the strategy's
@@ -75,7 +76,7 @@ ID_COLUMNS = [
 ]  # fmt: skip
 _ENV_KEYS = (
     "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",
-    "usable_cores", "platform", "hostname", "git_sha",
+    "usable_cores", "platform", "hostname", "git_sha", "slurm_job_id",
 )  # fmt: skip
 
 
@@ -157,6 +158,8 @@ def cell_row(
     flags = [bool(f) for f in timing.get("value_contended") or []]
     row["contended"] = (bool(flags) and all(flags)) if entry.get("timed") else None
     row["n_contended"] = sum(flags)
+    row["n_retimed"] = int(timing.get("n_retimed") or 0) if entry.get("timed") else 0
+    row["retime_reasons"] = _short("; ".join(timing.get("retime_reasons") or []), 500)
     row["cpu_available_min"] = timing.get("cpu_available_min")
     row["load_avg_1min"] = timing.get("load_avg_1min_max")
     row["timing_work_units_per_us"] = timing.get("work_units_per_us")
@@ -313,7 +316,8 @@ def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
     opts = sorted(c for c in df.columns if c.startswith("opt_"))
     core = [
         "expected_verdict", "verdict", "as_expected", "events", "final_tick",
-        "timing_status", "timed_exact", "contended", "n_contended", "cpu_available_min", "load_avg_1min",
+        "timing_status", "timed_exact", "contended", "n_contended", "n_retimed", "retime_reasons",
+        "cpu_available_min", "load_avg_1min",
         "n_values", "time_mean_s", "time_stdev_s", "time_median_s", "time_min_s", "time_loop_mean_s",
         "time_loop_median_s", "loop_source", "speedup", "speedup_lo", "speedup_hi", "loop_speedup",
         "loop_speedup_lo", "loop_speedup_hi", "efficiency", "events_per_s", "us_per_event",

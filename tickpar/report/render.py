@@ -590,7 +590,7 @@ def _page_verdicts(d: ReportData) -> list[plt.Figure]:
 
 def _page_speedups(d: ReportData) -> list[plt.Figure]:
     st = speedup_table(d.df)
-    widths = (0.2, 0.27, 0.03, 0.14, 0.14, 0.05, 0.06, 0.11)
+    widths = (0.19, 0.25, 0.03, 0.14, 0.14, 0.05, 0.06, 0.09, 0.05)
     return _table_pages("Speedup table", st, widths=widths if not st.empty else None)
 
 

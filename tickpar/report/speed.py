@@ -7,8 +7,10 @@ and ``results/prediction.csv`` (:mod:`tickpar.perf.prediction`).
 *Counted* points (:func:`counted`): a timed cell's speedup counts toward the
 study only if its run was exact and, where the summary has the timing
 columns, its timed runs were exact (``timed_exact``) and it was not measured
-under contention (``contended``).  Every other timed point is still drawn,
-hollow, and listed, but it never makes a finding.
+under contention (``contended``: every round, re-times included, saw another
+load).  Every other timed point is still drawn, hollow, and listed, but it never
+makes a finding.  :func:`retime_finding` says how many contended rounds were
+timed again, and why.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "empty_figure",
     "fig_breakeven",
     "fig_scaling",
+    "retime_finding",
     "speed_findings",
     "speed_table",
     "speedup_table",
@@ -75,13 +78,15 @@ def speed_table(df: pd.DataFrame) -> pd.DataFrame:
     the loop alone), else ``speedup``; ``of_bound`` is ``achieved / bound_speedup``.
     """
     cols = ["where", "label", "workers", "speedup", "lo", "hi", "loop", "loop_lo", "loop_hi", "bound", "ideal",
-            "achieved", "of_bound", "efficiency", "us_per_event", "overhead", "exact", "counted", "seeds"]  # fmt: skip
+            "achieved", "of_bound", "efficiency", "us_per_event", "overhead", "exact", "counted", "seeds",
+            "retimed"]  # fmt: skip
     d = timed(df)
     if d.empty:
         return pd.DataFrame(columns=cols)
     for col in ("loop_speedup", "loop_speedup_lo", "loop_speedup_hi", "bound_speedup", "ideal_speedup"):
         if col not in d.columns:
             d[col] = math.nan
+    d["n_retimed"] = pd.to_numeric(d["n_retimed"], errors="coerce").fillna(0) if "n_retimed" in d.columns else 0
     g = d.groupby(["where", "label", "workers"], sort=False)
     out = g.agg(
         speedup=("speedup", "mean"),
@@ -98,6 +103,7 @@ def speed_table(df: pd.DataFrame) -> pd.DataFrame:
         exact=("verdict", lambda v: bool((v == "exact").all())),
         counted=("counted", "all"),
         seeds=("seed", "nunique"),
+        retimed=("n_retimed", "sum"),
     ).reset_index()
     out["achieved"] = out["loop"].where(out["loop"].notna(), out["speedup"])
     out["of_bound"] = out["achieved"] / out["bound"]
@@ -130,9 +136,42 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
                 "yes" if c else ("NO: not exact" if not e else "NO: timed run/contention")
                 for c, e in zip(t["counted"], t["exact"], strict=True)
             ],
+            "re-timed": t["retimed"].map(lambda v: int(v) if v else "-"),
         }
     )
     return out
+
+
+def retime_finding(df: pd.DataFrame) -> str | None:
+    """One sentence: how many contended timing rounds were re-timed, of which cells, why, and what was lost.
+
+    None when the summary has no timed cell or predates re-timing (no ``n_retimed`` column).
+    """
+    if df.empty or "n_retimed" not in df.columns or "timing_status" not in df.columns:
+        return None
+    t = df[df["timing_status"] == "ok"]
+    if t.empty:
+        return None
+    n = pd.to_numeric(t["n_retimed"], errors="coerce").fillna(0).astype(int)
+    lost = t[_flag(t, "contended", False)]
+    tail = (
+        f" {len(lost)} timed cell(s) still had every round contended and have no speedup"
+        f" ({', '.join(f'{r.label} on {r.workload}/{r.shape}' for r in lost.itertuples())})."
+        if not lost.empty
+        else " No cell lost its speedup to contention."
+    )
+    if not n.any():
+        return f"Timing: no round was re-timed (no CPU-availability probe saw another load).{tail}"
+    retimed = t[n > 0]
+    why = [
+        f"{r.label} on {r.workload}/{r.shape}: {r.retime_reasons}"
+        for r in retimed.itertuples()
+        if isinstance(r.retime_reasons, str) and r.retime_reasons
+    ]
+    return (
+        f"Timing: {int(n.sum())} contended round(s) of {len(retimed)} cell(s) were re-timed"
+        f" ({'; '.join(why[:4])}{'; ...' if len(why) > 4 else ''}).{tail}"
+    )
 
 
 # ---------------------------------------------------------------- break-even
@@ -335,12 +374,15 @@ def _err(v: float) -> str:
 def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> list[str]:
     """Per strategy and shape family: break-even, best counted speedup, fraction of bound, prediction error."""
     out: list[str] = []
+    retimes = retime_finding(df)
+    if retimes:
+        out.append(retimes)
     t = timed(df)
     if t.empty:
-        return ["No cell was timed, so there are no speedups."]
+        return [*out, "No cell was timed, so there are no speedups."]
     par = t[~t["label"].str.startswith(BASELINE)]
     if par.empty:
-        return ["Only the sequential strategy was timed: no speedups to report."]
+        return [*out, "Only the sequential strategy was timed: no speedups to report."]
     left = par[~par["counted"]]
     if not left.empty:
         why = []
