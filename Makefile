@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: report test lint clean
+.PHONY: report test test-slow lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,12 +23,21 @@ report: $(STAMP)
 		--report results/report.html
 	@echo "report: results/report.html and results/report.pdf (table: results/summary.csv)"
 
+# `make test`: ruff, the layer contracts (import-linter) and every test not marked slow, on all cores.
+# `make test-slow`: the slow ones (whole pipelines, wheel builds, many seeds); .ci/run runs both.
+PYTEST_WORKERS ?= $(CORES)
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf results .snakemake

@@ -1,11 +1,11 @@
 # tickpar: the sweep. This file only wires; the stages live in rules/*.smk:
-#   common.smk     config -> validated sweep (tickpar/sweep.py), resources, input functions
+#   common.smk     config -> validated sweep (tickpar/pipeline/sweep.py), resources, input functions
 #   verify.smk     golden sequential records and correctness jobs (tickpar golden / tickpar check)
 #   bench.smk      timing: one job per workload shape after every check, interleaved pyperf rounds
-#   aggregate.smk  results/summary.csv (tickpar/aggregate.py)
-#   report.smk     figures, findings, results/report.pdf (tickpar/report.py); HTML via --report
-#   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report_failures.py)
-#   accuracy.smk   results/accuracy.csv and the accuracy-speed figure (tickpar/accuracy.py, report_accuracy.py)
+#   aggregate.smk  results/summary.csv (tickpar/pipeline/aggregate.py)
+#   report.smk     figures, findings, results/report.pdf (tickpar/report/render.py); HTML via --report
+#   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report/failures.py)
+#   accuracy.smk   results/accuracy.csv and its figure (tickpar/pipeline/accuracy.py, tickpar/report/accuracy.py)
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html
 
 

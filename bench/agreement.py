@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tickpar.sweep import BASELINE, SweepCell, load_config_file, load_sweep
+from tickpar.pipeline.sweep import BASELINE, SweepCell, load_config_file, load_sweep
 
 
 def _default_cells(cells: list[SweepCell]) -> list[SweepCell]:

@@ -33,8 +33,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tickpar.params import parse_assignments
-from tickpar.registry import get_registry
+from tickpar.kernel.params import parse_assignments
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import resolve_cell
 
 DEFAULT_PARAMS = {"lps": 16, "granularity": 100, "lookahead": 100, "work_us": 0.0}

@@ -40,8 +40,8 @@ from typing import Any
 
 import simpy
 
-from tickpar.model import derive_seed
-from tickpar.registry import get_registry
+from tickpar.kernel.model import derive_seed
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import resolve_cell
 
 __all__ = [

@@ -3,10 +3,10 @@
 For every timed workload shape of a sweep config (default ``config/config.yaml``)
 whose ``work_us`` is in ``--work-us``, the sequential baselines and the
 2-worker cells are timed exactly as the pipeline's timing stage times a shape
-(:func:`tickpar.timing.measure_cells`: interleaved rounds of fresh pyperf
+(:func:`tickpar.perf.timing.measure_cells`: interleaved rounds of fresh pyperf
 processes, every timed run's digests checked against a golden record, CPU
 availability probed around each round), and ``speedup`` / ``loop_speedup`` with
-their 95% intervals come from :func:`tickpar.aggregate.speedup_columns`, as in
+their 95% intervals come from :func:`tickpar.pipeline.aggregate.speedup_columns`, as in
 ``results/summary.csv``.  Contended values and timed runs that are not exact get
 no speedup, as there.  The figures to cite are the pipeline's (``make report``:
 ``results/summary.csv``); this script is for a quick look at a few shapes.
@@ -22,9 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tickpar.aggregate import speedup_columns, usable_values
-from tickpar.sweep import BASELINE, SweepError, load_config_file, load_sweep
-from tickpar.timing import TimingJob, measure_cells
+from tickpar.perf.timing import TimingJob, measure_cells
+from tickpar.pipeline.aggregate import speedup_columns, usable_values
+from tickpar.pipeline.sweep import BASELINE, SweepError, load_config_file, load_sweep
 
 
 def _main(argv: list[str] | None = None) -> int:

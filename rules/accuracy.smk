@@ -1,5 +1,5 @@
-# Accuracy against speed for relaxed strategies: summary.csv -> results/accuracy.csv (tickpar/accuracy.py)
-# -> the accuracy-speed figure of the report (tickpar/report_accuracy.py).
+# Accuracy against speed for relaxed strategies: summary.csv -> results/accuracy.csv (tickpar/pipeline/accuracy.py)
+# -> the accuracy-speed figure of the report (tickpar/report/accuracy.py).
 
 REPORT_OUTPUTS["accuracy_csv"] = "results/accuracy.csv"  # rule all builds every REPORT_OUTPUTS entry
 REPORT_OUTPUTS["accuracy"] = f"results/report/accuracy.{FMT}"

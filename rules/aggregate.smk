@@ -1,4 +1,4 @@
-# Every record -> results/summary.csv, one tidy row per cell (tickpar/aggregate.py).
+# Every record -> results/summary.csv, one tidy row per cell (tickpar/pipeline/aggregate.py).
 
 
 rule aggregate:

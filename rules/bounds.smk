@@ -1,11 +1,11 @@
-# Bounds and predictions (tickpar/prediction.py): the `here` preset's costs calibrated once per sweep,
+# Bounds and predictions (tickpar/perf/prediction.py): the `here` preset's costs calibrated once per sweep,
 # then per timed workload shape its event DAG (one work-free sequential run per order, work metered)
 # -> ideal, bound and predicted speedups of each timed strategy variant for P = 1, 2, 4 ... 64;
 # then results/prediction.csv beside the measured points. The calibration runs alone (bench, load: it
 # times synchronisation); a shape job (about a second, one core) runs beside correctness jobs like one.
 import json
 
-from tickpar.sweep import format_value
+from tickpar.pipeline.sweep import format_value
 
 
 def bounds_shapes():
@@ -48,7 +48,7 @@ rule bounds_calibration:
         bench=1,
         load=LOAD,
     shell:
-        "{params.py} -m tickpar.prediction calibrate --out {output} > {log} 2>&1"
+        "{params.py} -m tickpar.perf.prediction calibrate --out {output} > {log} 2>&1"
 
 
 rule bounds:
@@ -65,7 +65,7 @@ rule bounds:
     resources:
         load=1,
     shell:
-        "{params.py} -m tickpar.prediction shape {params.args} --calibration {input.calibration}"
+        "{params.py} -m tickpar.perf.prediction shape {params.args} --calibration {input.calibration}"
         " --out {output} > {log} 2>&1"
 
 
@@ -85,4 +85,4 @@ rule prediction:
     params:
         py=PY,
     shell:
-        "{params.py} -m tickpar.prediction table {input.summary} {input.shapes} --out {output} > {log} 2>&1"
+        "{params.py} -m tickpar.perf.prediction table {input.summary} {input.shapes} --out {output} > {log} 2>&1"

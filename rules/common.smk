@@ -1,11 +1,11 @@
 # Config -> validated sweep, resources, helpers. Runs before any rule: a bad config stops here
-# with one line naming the key (tickpar/sweep.py), and no job starts.
+# with one line naming the key (tickpar/pipeline/sweep.py), and no job starts.
 import os
 import shlex
 import sys
 
-from tickpar.sweep import CHECK_PATTERN, GOLDEN_PATTERN, TIMING_GROUP_PATTERN, WILDCARD_CONSTRAINTS
-from tickpar.sweep import SweepError, load_sweep
+from tickpar.pipeline.sweep import CHECK_PATTERN, GOLDEN_PATTERN, TIMING_GROUP_PATTERN, WILDCARD_CONSTRAINTS
+from tickpar.pipeline.sweep import SweepError, load_sweep
 
 
 # The default sweep is read only when no --configfile is given: Snakemake would otherwise merge

@@ -1,5 +1,5 @@
 # The report's failure pages: for each strategy in the config's `failures.cells`, shrink its failing
-# cell within `failures.budget_s`, explain it and draw its timeline (tickpar/report_failures.py).
+# cell within `failures.budget_s`, explain it and draw its timeline (tickpar/report/failures.py).
 # A few seconds per page: small cells, a bounded shrink; split's page also measures its failure rate.
 
 FAILURES = config.get("failures") or {}

@@ -1,5 +1,5 @@
 # summary.csv + prediction.csv -> captioned figures, findings and environment pages, and results/report.pdf
-# (tickpar/report.py, its pages in tickpar.report.PAGES).
+# (tickpar/report/render.py, its pages in tickpar.report.render.PAGES).
 # The HTML report is Snakemake's: snakemake --report results/report.html
 
 

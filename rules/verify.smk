@@ -1,7 +1,7 @@
 # Correctness: the golden sequential record once per (workload, shape, order, seed), then one
 # `tickpar check` per cell against it. A cell that crashes, hangs or deadlocks gets that verdict
 # in its record and the job still exits 0; a command that dies without a record gets a fallback
-# record (python -m tickpar.sweep fallback), so the sweep always goes on.
+# record (python -m tickpar.pipeline.sweep fallback), so the sweep always goes on.
 
 
 rule golden:
@@ -19,7 +19,7 @@ rule golden:
     shell:
         "rc=0; timeout -k 10 {params.limit} {params.py} -m tickpar golden {params.args} --out {output} > {log} 2>&1"
         " || rc=$?; if [ ! -s {output} ]; then"
-        " {params.py} -m tickpar.sweep fallback --what golden --rc $rc --log {log} --out {output}; fi"
+        " {params.py} -m tickpar.pipeline.sweep fallback --what golden --rc $rc --log {log} --out {output}; fi"
 
 
 rule check:
@@ -43,4 +43,4 @@ rule check:
         "rc=0; timeout -k 10 {params.limit} {params.py} -m tickpar check {params.args} --timeout {params.timeout}"
         " --golden {input.golden} --out {output} > {log} 2>&1 || rc=$?;"
         " if [ ! -s {output} ]; then"
-        " {params.py} -m tickpar.sweep fallback --what check --rc $rc --log {log} --out {output}; fi"
+        " {params.py} -m tickpar.pipeline.sweep fallback --what check --rc $rc --log {log} --out {output}; fi"

@@ -30,7 +30,7 @@ Ownership: components are partitioned into ``workers`` LPs by
 components joined by a zero-latency link or a direct call, maximises the
 lookahead and then minimises cut edges within a balance cap; ``roundrobin``
 and ``linear`` ignore the graph).  Each LP has its own
-:class:`~tickpar.eventq.EventQueue` and runs only its own components, so no
+:class:`~tickpar.kernel.eventq.EventQueue` and runs only its own components, so no
 component is ever entered by two workers (each component's events, and the
 messages to it, are inserted and run by its own LP's thread); links that cross
 LPs deliver through messages, batched per destination LP per round.  So the
@@ -72,17 +72,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tickpar.anatomy import partitioned_steps
-from tickpar.model import Model
-from tickpar.oracle import OracleRecord, Verdict
-from tickpar.params import Param, ParamError
+from tickpar.kernel.model import Model
+from tickpar.kernel.params import Param, ParamError
+from tickpar.kernel.work import calibrate
 from tickpar.pdes.launch import START_METHODS, mpiexec_path, run_mpi, run_processes, run_threads, usable_cores
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
 from tickpar.pdes.plan import Plan, cut_links_below, make_plan
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
-from tickpar.work import calibrate
+from tickpar.verify.anatomy import partitioned_steps
+from tickpar.verify.oracle import OracleRecord, Verdict
 
 BACKENDS = ("threads", "processes", "mpi")
 #: The policies of :data:`tickpar.pdes.sync.SYNCS` that this strategy offers.

@@ -61,10 +61,9 @@ import time
 from dataclasses import asdict, replace
 from typing import Any
 
-from tickpar.anatomy import partitioned_steps
-from tickpar.model import Model
-from tickpar.oracle import OracleRecord, Verdict
-from tickpar.params import Param, ParamError
+from tickpar.kernel.model import Model
+from tickpar.kernel.params import Param, ParamError
+from tickpar.kernel.work import calibrate
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
@@ -72,7 +71,8 @@ from tickpar.pdes.plan import Plan, make_plan
 from tickpar.pdes.quantum import LATE_MODES, QuantumSync
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
-from tickpar.work import calibrate
+from tickpar.verify.anatomy import partitioned_steps
+from tickpar.verify.oracle import OracleRecord, Verdict
 
 BACKENDS = ("threads", "processes")
 

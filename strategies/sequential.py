@@ -1,7 +1,7 @@
 """``sequential``: gem5's ``doSimLoop``/``serviceOne`` on one queue, the reference for every result.
 
-Sync: none: one worker, one :class:`~tickpar.eventq.EventQueue` holding every
-component (:func:`~tickpar.simloop.start_single_queue`), events served
+Sync: none: one worker, one :class:`~tickpar.kernel.eventq.EventQueue` holding every
+component (:func:`~tickpar.kernel.simloop.start_single_queue`), events served
 strictly one at a time in (when, priority, tie) order; ``cur_tick`` moves
 only inside ``service_one``, right before ``process()``.  A workload's
 ``end_tick`` becomes gem5's ``simulate()`` limit: an exit event at
@@ -24,11 +24,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tickpar.oracle import collect
-from tickpar.params import Param
+from tickpar.host.progress import track
+from tickpar.kernel.params import Param
+from tickpar.kernel.simloop import start_single_queue
 from tickpar.plugins import RunSpec, Strategy, StrategyResult, base_stats
-from tickpar.progress import track
-from tickpar.simloop import start_single_queue
+from tickpar.verify.oracle import collect
 
 
 class Sequential(Strategy):

@@ -1,7 +1,7 @@
 """``split``: the research prototype's ``popNextEvent()`` / ``executePoppedEvent()`` loop, faithfully.
 
 Sync: none beyond the prototype's locks.  N workers share one
-:class:`~tickpar.eventq.EventQueue`; each loops (1) **pop**: under the global
+:class:`~tickpar.kernel.eventq.EventQueue`; each loops (1) **pop**: under the global
 queue lock, ``queue.pop_next(advance=True)`` takes the head, clears its
 Scheduled flag and sets ``cur_tick`` to its ``when`` -- even for a squashed
 event, as the prototype's ``popNextEvent`` does and gem5's ``serviceOne``
@@ -136,12 +136,12 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
-from tickpar.eventq import Event, EventQueue, SchedulingError
-from tickpar.model import Component, Model
-from tickpar.oracle import Verdict, collect
-from tickpar.params import Param, ParamError
+from tickpar.kernel.eventq import Event, EventQueue, SchedulingError
+from tickpar.kernel.model import Component, Model
+from tickpar.kernel.params import Param, ParamError
+from tickpar.kernel.simloop import start_single_queue
 from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyResult, base_stats
-from tickpar.simloop import start_single_queue
+from tickpar.verify.oracle import Verdict, collect
 
 # What a worker step yields: None (made progress, runnable again), _QUEUE
 # (waits for an event to pop) or a lock key (waits for that mutex).

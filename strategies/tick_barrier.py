@@ -2,7 +2,7 @@
 
 Sync: a barrier per batch.  The main thread takes the head bin -- every
 event of one ``(when, priority)`` key ``K``, in queue order
-(:meth:`~tickpar.eventq.EventQueue.pop_bin`) -- and groups it by lock key
+(:meth:`~tickpar.kernel.eventq.EventQueue.pop_bin`) -- and groups it by lock key
 (``lock_key=component``, the default, or ``name``).  Each group runs its
 events in queue order on one worker; groups run in parallel on a persistent
 pool (``executor=threads``: the main thread and ``workers - 1`` helper
@@ -11,8 +11,8 @@ thread (``executor=inline``: the same semantics, deterministic, for tests).
 The batch ends at a barrier before time advances.  Bins with fewer than
 ``min_parallel`` events, or with a single group, and every bin when
 ``workers == 1``, are served by the plain gem5 loop
-(:meth:`~tickpar.eventq.EventQueue.serve_bin`, then
-:meth:`~tickpar.eventq.EventQueue.serve_until` ``K``): exact by
+(:meth:`~tickpar.kernel.eventq.EventQueue.serve_bin`, then
+:meth:`~tickpar.kernel.eventq.EventQueue.serve_until` ``K``): exact by
 construction, no barrier to pay.
 
 Lookahead: none needed: only events of one ``(when, priority)`` key run
@@ -20,9 +20,9 @@ together, and nothing they schedule reaches the real queue before the
 barrier.  Zero-delay children (below) are handled inside the batch.
 
 Ownership: a component is inside one group per batch.  Groups claim
-(:meth:`~tickpar.model.Component.claim`) the components of their events when
+(:meth:`~tickpar.kernel.model.Component.claim`) the components of their events when
 the batch starts, and the components they reach during it: direct calls
-(through the model's :attr:`~tickpar.model.Model.call_guard`), zero-delay
+(through the model's :attr:`~tickpar.kernel.model.Model.call_guard`), zero-delay
 children, operations on another component's events.  A second group's claim
 is a race (verdict ``race``, through ``model.note_race``, never a silent
 pass):
@@ -43,7 +43,7 @@ built without it.
 
 Determinism: exact in both order modes, on every run.  During a batch the
 queue does not change; the kernel's deferred mode
-(:class:`~tickpar.eventq.BatchQueue`) does the rest:
+(:class:`~tickpar.kernel.eventq.BatchQueue`) does the rest:
 
 * ``cur_tick`` is the batch tick for every handler (the main thread does not
   pop until the barrier);
@@ -53,7 +53,7 @@ queue does not change; the kernel's deferred mode
   (``scheduled``, ``when``, Squashed), so check-then-act code (``if not
   ev.scheduled: schedule``) sees what it would see sequentially; the
   insertions are logged per group and, after the barrier, committed
-  (:meth:`~tickpar.eventq.EventQueue.commit`) in the order the sequential run
+  (:meth:`~tickpar.kernel.eventq.EventQueue.commit`) in the order the sequential run
   would have made them: by the sequential position of the event that made
   them, then call order.  Insertion numbers (gem5's LIFO ties) and canonical
   source keys therefore come out identical;
@@ -67,7 +67,7 @@ queue does not change; the kernel's deferred mode
   scheduling group (or to no group yet: the group then claims it), the group
   runs it exactly where the sequential run would: each group keeps a local
   queue ordered by ``(key, tie)`` with gem5's or the canonical tie rule
-  (:func:`~tickpar.eventkeys.child_tie`), and the commit order merges the
+  (:func:`~tickpar.kernel.eventkeys.child_tie`), and the commit order merges the
   groups' local orders as the sequential global queue would.
 
 Where exactness cannot hold, the run says so: the races above.
@@ -90,13 +90,13 @@ import time
 from heapq import heappop, heappush, merge
 from typing import Any
 
-from tickpar.eventkeys import child_tie, key_priority, key_when
-from tickpar.eventq import BatchQueue, Deferred, Entry, Event, Op, op_key
-from tickpar.model import Component, Model
-from tickpar.oracle import collect
-from tickpar.params import Param
+from tickpar.kernel.eventkeys import child_tie, key_priority, key_when
+from tickpar.kernel.eventq import BatchQueue, Deferred, Entry, Event, Op, op_key
+from tickpar.kernel.model import Component, Model
+from tickpar.kernel.params import Param
+from tickpar.kernel.simloop import start_single_queue
 from tickpar.plugins import DeadlockError, Promise, RunSpec, Strategy, StrategyResult, base_stats
-from tickpar.simloop import start_single_queue
+from tickpar.verify.oracle import collect
 
 
 class _Group(Deferred):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
-import tickpar.registry
-from tickpar.eventq import EventQueue
+import tickpar.plugins.registry
+from tickpar.kernel.eventq import EventQueue
 
 _HYPOTHESIS_HOME = Path(tempfile.mkdtemp(prefix="tickpar-hypothesis-"))
 set_hypothesis_home_dir(_HYPOTHESIS_HOME)
@@ -42,8 +42,8 @@ def plugin_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     """No TICKPAR_PLUGINS / TICKPAR_BLOCKED from outside, and the process-wide registry restored afterwards."""
     monkeypatch.delenv("TICKPAR_PLUGINS", raising=False)
     monkeypatch.delenv("TICKPAR_BLOCKED", raising=False)
-    saved = tickpar.registry._registry
+    saved = tickpar.plugins.registry._registry
     try:
         yield monkeypatch
     finally:
-        tickpar.registry._registry = saved
+        tickpar.plugins.registry._registry = saved

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from tickpar.accuracy import accuracy_table, thresholds
 from tickpar.cli import main
-from tickpar.oracle import OracleRecord, compare, errors, failure_record
-from tickpar.registry import REPO_ROOT, get_registry
-from tickpar.report_accuracy import (
+from tickpar.pipeline.accuracy import accuracy_table, thresholds
+from tickpar.pipeline.sweep import SweepError, load_sweep
+from tickpar.plugins.registry import REPO_ROOT, get_registry
+from tickpar.report.accuracy import (
     ANCHORS,
     accuracy_findings,
     accuracy_sentences,
@@ -25,7 +25,7 @@ from tickpar.report_accuracy import (
     summary_page,
 )
 from tickpar.runner import Cell, check_cell, execute, execute_isolated, resolve_cell
-from tickpar.sweep import SweepError, load_sweep
+from tickpar.verify.oracle import OracleRecord, compare, errors, failure_record
 
 PHOLD = {"lps": 4, "population": 2, "end_tick": 600}
 MULTICORE = {"cores": 2, "requests_per_core": 30}

@@ -45,7 +45,7 @@ def test_every_implementation_processes_the_same_events(params: PholdParams) -> 
 
 def test_tickpar_counts_match_the_workload_record() -> None:
     """The tickpar implementation reports the phold workload's own per-LP counts (``state()[0]`` is ``received``)."""
-    from tickpar.registry import get_registry
+    from tickpar.plugins.registry import get_registry
     from tickpar.runner import resolve_cell
 
     params = TINY[0]
@@ -154,7 +154,7 @@ strategies:
 
 
 def test_speedup_front_end_uses_the_pipeline_timing(tmp_path: Path) -> None:
-    """bench/speedup.py times a sweep's 2-worker cells with tickpar.timing and prints the aggregate's statistic."""
+    """bench/speedup.py times a sweep's 2-worker cells with tickpar.perf.timing and prints the aggregate's statistic."""
     config = tmp_path / "sweep.yaml"
     config.write_text(SPEEDUP_CONFIG)
     res = subprocess.run(

@@ -1,4 +1,4 @@
-"""tickpar.bounds: DAG recording and parent links, and each bound on hand-built DAGs with known answers."""
+"""tickpar.perf.bounds: DAG recording and parent links, and each bound on hand-built DAGs with known answers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tickpar.bounds import (
+from tickpar.cli import main
+from tickpar.kernel.eventq import canonical_source
+from tickpar.perf.bounds import (
     BOUNDS,
     Dag,
     Overheads,
@@ -30,8 +32,6 @@ from tickpar.bounds import (
     tick_groups,
     window_time,
 )
-from tickpar.cli import main
-from tickpar.eventq import canonical_source
 from tickpar.runner import execute, resolve_cell
 
 PS = (1, 2, 4, 8, 16)

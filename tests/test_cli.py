@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tickpar.cli import main
-from tickpar.registry import get_registry
+from tickpar.plugins.registry import get_registry
 
 SMALL = ["-w", "phold", "-p", "lps=4", "-p", "end_tick=3000"]  # a few hundred events: fast
 
@@ -210,9 +210,9 @@ def test_cell_options_are_defined_once_and_round_trip() -> None:
 
 
 def test_timing_does_not_import_the_cli() -> None:
-    """No import cycle: tickpar.timing needs tickpar.cellargs, never tickpar.cli."""
+    """No import cycle: tickpar.perf.timing needs tickpar.cellargs, never tickpar.cli."""
     import subprocess
     import sys
 
-    code = "import sys, tickpar.timing; sys.exit('tickpar.cli' in sys.modules)"
+    code = "import sys, tickpar.perf.timing; sys.exit('tickpar.cli' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from tickpar.eventq import ORDERS
-from tickpar.oracle import VERDICTS
-from tickpar.registry import get_registry
+from tickpar.kernel.eventq import ORDERS
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import check_cell, resolve_cell
+from tickpar.verify.oracle import VERDICTS
 
 WORKERS = (1, 2, 4)
 
@@ -89,7 +89,7 @@ STRUCTURAL = {"direct_calls", "zero_latency_links", "several_named_events"}
 @pytest.mark.parametrize("workload", sorted(get_registry().workloads))
 def test_declared_traits_match_the_model(workload: str) -> None:
     """Each structural trait a workload declares is one its built model has, and the other way round."""
-    from tickpar.params import resolve
+    from tickpar.kernel.params import resolve
     from tickpar.plugins import TRAITS, RunSpec
 
     cls = get_registry().workload(workload)

@@ -14,14 +14,15 @@ from typing import Any
 
 import pytest
 
-from tickpar.params import ParamError
+from tickpar.kernel.params import ParamError
 from tickpar.pdes.errors import PromiseError, error_to_exception
 from tickpar.pdes.lp import LogicalProcess
 from tickpar.pdes.packets import CLOSE, DATA, READY
 from tickpar.pdes.plan import make_plan
+from tickpar.pdes.sync import sync_policy
 from tickpar.pdes.transport import ThreadTransport
 from tickpar.plugins import LookaheadError, RunSpec
-from tickpar.registry import get_registry
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
 
 PHOLD = {"lps": 8, "population": 3, "end_tick": 4000}
@@ -51,8 +52,8 @@ def _check(workload: str, params: dict[str, Any], workers: int, order: str = "ca
 # A tiny workload for the failure paths and for quiescence without an end tick:
 # tokens hop around a ring of nodes and stop after `hops` hops (the queue drains).
 RING_PLUGIN = '''
-from tickpar.model import Component
-from tickpar.params import Param
+from tickpar.kernel.model import Component
+from tickpar.kernel.params import Param
 from tickpar.plugins import Workload
 
 
@@ -251,7 +252,7 @@ def test_gem5_stamps_reproduce_the_single_queue_order() -> None:
     spec = RunSpec("phold", {**get_defaults("phold"), **GEM5_PHOLD}, 2, order="gem5")
     model = spec.build_model()
     plan, _part = make_plan(model, 1, method="auto", order="gem5", sync="window", stall_s=30.0)
-    lp = LogicalProcess(plan, 0, model, ThreadTransport.group(1)[0])
+    lp = LogicalProcess(plan, 0, model, ThreadTransport.group(1)[0], sync_policy(plan))
     lp.attach()
     lp.check_stamps = True
     model.start()
@@ -382,7 +383,7 @@ def test_broken_promise_is_causality(second: str, reason: str) -> None:
     plan, _part = make_plan(model, 2, method="auto", order="canonical", sync="null-message", stall_s=10.0)
     link = next(k for k in model.links if plan.lp_of[k.src.id] == 1 and plan.lp_of[k.dst.id] == 0)
     transports = ThreadTransport.group(2)
-    lp = LogicalProcess(plan, 0, model, transports[0])
+    lp = LogicalProcess(plan, 0, model, transports[0], sync_policy(plan))
     lp.attach()
     # What LP 1 "sent": ready, a promise of 50, then the broken packet, then its close.
     broken = (DATA, [(link.id, 10, 0, link.src.id)], 60) if second == "message" else (DATA, [], 40)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tickpar.digests import FAST_LIMIT, encode, event_id, fold_record
-from tickpar.eventq import EventQueue
-from tickpar.model import Component, Model
-from tickpar.oracle import collect, component_digest
+from tickpar.kernel.digests import FAST_LIMIT, encode, event_id, fold_record
+from tickpar.kernel.eventq import EventQueue
+from tickpar.kernel.model import Component, Model
+from tickpar.verify.oracle import collect, component_digest
 
 # Pairs Python's hash() cannot tell apart, and neighbours that must stay apart too.
 LOOKALIKES: list[tuple[Any, Any]] = [
@@ -136,7 +136,7 @@ def test_model_fast_path_matches_fold_record() -> None:
 
 
 SCRIPT = """
-from tickpar.digests import event_id, fold_record
+from tickpar.kernel.digests import event_id, fold_record
 d = 0
 for p in (-1, -2, 0, 2**61 - 1, 1, 1.0, True, (1, (2.5, -3)), "x", None, 2**200):
     d = fold_record(d, 10, event_id(99, 50), p)

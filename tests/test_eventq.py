@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tickpar.eventq import (
+from tickpar.kernel.eventq import (
     ORDERS,
     Event,
     EventNotFound,

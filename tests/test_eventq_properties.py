@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tickpar.eventq import Event, EventQueue, SchedulingError
+from tickpar.kernel.eventq import Event, EventQueue, SchedulingError
 
 N_EVENTS = 6
 PRIORITIES = (-1, 0, 0, 50, 0, -1)  # some equal, so bins hold several events

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tickpar.eventkeys import canonical_source, key_priority, key_when, pack_key, source_parts
-from tickpar.eventq import (
+from tickpar.kernel.eventkeys import canonical_source, key_priority, key_when, pack_key, source_parts
+from tickpar.kernel.eventq import (
     BatchQueue,
     Deferred,
     Event,

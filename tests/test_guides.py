@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tickpar.registry import REPO_ROOT, get_registry, plugin_files
+from tickpar.plugins.registry import REPO_ROOT, get_registry, plugin_files
 from tickpar.runner import check_cell, resolve_cell
 
 

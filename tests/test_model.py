@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tickpar.eventq import EventQueue, Priority, canonical_source
-from tickpar.model import Component, Link, Model, ModelEvent, derive_seed
-from tickpar.simloop import schedule_limit
+from tickpar.kernel.eventq import EventQueue, Priority, canonical_source
+from tickpar.kernel.model import Component, Link, Model, ModelEvent, derive_seed
+from tickpar.kernel.simloop import schedule_limit
 
 
 class Node(Component):

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tickpar.cli import main
-from tickpar.eventq import EventQueue, Priority, SchedulingError
-from tickpar.model import Model
-from tickpar.registry import get_registry
+from tickpar.kernel.eventq import EventQueue, Priority, SchedulingError
+from tickpar.kernel.model import Model
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import Cell, check_cell, execute, resolve_cell
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tickpar.eventq import Event, EventQueue, SchedulingError
-from tickpar.model import Component, Model
-from tickpar.oracle import (
+from tickpar.kernel.eventq import Event, EventQueue, SchedulingError
+from tickpar.kernel.model import Component, Model
+from tickpar.verify.oracle import (
     VERDICTS,
     OracleRecord,
     causality_failure,

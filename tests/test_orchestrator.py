@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tickpar.orchestrator import is_workflow_engine, paused
+from tickpar.host.orchestrator import is_workflow_engine, paused
 
 
 def _state(pid: int) -> str:
@@ -33,6 +33,10 @@ def fake_engine(tmp_path: Path):
     script = tmp_path / "snakemake"
     script.write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
     proc = subprocess.Popen([sys.executable, str(script)])
+    # Right after the fork /proc/<pid>/cmdline can still be empty (seen on a loaded machine): wait for the exec.
+    deadline = time.monotonic() + 10.0
+    while not Path(f"/proc/{proc.pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
     yield proc
     proc.kill()
     proc.wait()
@@ -60,7 +64,7 @@ def test_a_killed_timing_job_leaves_no_stopped_engine(fake_engine: subprocess.Po
     """SIGKILL skips every finally: the watchdog's pipe closes and it continues the engine."""
     job = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time\nfrom tickpar.orchestrator import paused\n"
+         "import sys, time\nfrom tickpar.host.orchestrator import paused\n"
          f"with paused({fake_engine.pid}) as s:\n    print(s, flush=True)\n    time.sleep(60)\n"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip

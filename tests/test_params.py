@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tickpar.params import Param, ParamError, parse_assignments, resolve
+from tickpar.kernel.params import Param, ParamError, parse_assignments, resolve
 
 WHAT = "workload demo parameter"
 SPECS = {

@@ -23,11 +23,11 @@ import pandas as pd
 import pytest
 import yaml
 
-import tickpar.registry
-from tickpar.aggregate import aggregate, bootstrap_ratio, flatten_stats
-from tickpar.registry import REPO_ROOT, get_registry
-from tickpar.report import breakeven, breakeven_points, findings, prepare
-from tickpar.sweep import SweepError, config_schema, load_sweep, validate_config
+import tickpar.plugins.registry
+from tickpar.pipeline.aggregate import aggregate, bootstrap_ratio, flatten_stats
+from tickpar.pipeline.sweep import SweepError, config_schema, load_sweep, validate_config
+from tickpar.plugins.registry import REPO_ROOT, get_registry
+from tickpar.report.render import breakeven, breakeven_points, findings, prepare
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile")]
 TEST_CONFIG = REPO_ROOT / "config" / "test.yaml"
@@ -39,7 +39,7 @@ DOUBLES = textwrap.dedent(
     import time
 
     from tickpar.plugins import Strategy
-    from tickpar.registry import get_registry
+    from tickpar.plugins.registry import get_registry
 
 
     class Mirror(Strategy):
@@ -83,7 +83,7 @@ def doubles(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     path = tmp_path / "doubles.py"
     path.write_text(DOUBLES)
     plugin_env.setenv("TICKPAR_PLUGINS", str(path))
-    tickpar.registry.get_registry(refresh=True)
+    tickpar.plugins.registry.get_registry(refresh=True)
     return path
 
 
@@ -186,7 +186,7 @@ def test_mpi_cells_never_oversubscribe(doubles: Path, tmp_path: Path) -> None:
     plugin.write_text(
         textwrap.dedent(
             """
-            from tickpar.params import Param
+            from tickpar.kernel.params import Param
             from tickpar.plugins import Strategy
 
             class FakeMpi(Strategy):
@@ -200,7 +200,7 @@ def test_mpi_cells_never_oversubscribe(doubles: Path, tmp_path: Path) -> None:
         )
     )
     os.environ["TICKPAR_PLUGINS"] = f"{doubles}{os.pathsep}{plugin}"
-    tickpar.registry.get_registry(refresh=True)
+    tickpar.plugins.registry.get_registry(refresh=True)
     cfg = _test_config()
     cfg.update(workers=[1, 2], check_workers=[4], max_ranks=2)
     cfg["strategies"]["test-fakempi"] = {"variants": {"mpi": {"backend": "mpi"}, "thr": {"backend": "threads"}}}
@@ -282,8 +282,8 @@ def test_fallback_record_when_a_command_dies(tmp_path: Path) -> None:
     for rc, kind in ((2, "crash"), (124, "timeout")):
         out = tmp_path / f"rec{rc}.json"
         res = subprocess.run(
-            [sys.executable, "-m", "tickpar.sweep", "fallback", "--what", "check", "--rc", str(rc), "--log", str(log),
-             "--out", str(out)],
+            [sys.executable, "-m", "tickpar.pipeline.sweep", "fallback", "--what", "check", "--rc", str(rc),
+             "--log", str(log), "--out", str(out)],
             capture_output=True, text=True,
         )  # fmt: skip
         assert res.returncode == 0
@@ -494,6 +494,7 @@ def _pdf_pages(path: Path) -> tuple[int, str]:
     return pages, keywords.group(1).decode() if keywords else ""
 
 
+@pytest.mark.slow
 def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     """The test sweep runs to summary.csv, figures, HTML, PDF; failures become verdicts; a rerun has nothing to do."""
     cfg = copy.deepcopy(_test_config())

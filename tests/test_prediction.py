@@ -1,4 +1,4 @@
-"""tickpar.prediction: cost presets, the sync-cost model, per-strategy bounds and predictions, the tables."""
+"""tickpar.perf.prediction: cost presets, the sync-cost model, per-strategy bounds and predictions, the tables."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tickpar.bounds import Dag, Overheads
-from tickpar.eventq import canonical_source
-from tickpar.prediction import (
+from tickpar.kernel.eventq import canonical_source
+from tickpar.perf.bounds import Dag, Overheads
+from tickpar.perf.prediction import (
     CXX,
     PREDICTION_COLUMNS,
     Preset,
@@ -160,14 +160,14 @@ def test_bound_columns_and_prediction_table(tmp_path: Path) -> None:
 
 
 def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`python -m tickpar.prediction shape` with bad cells or params: exit 2, one line on stderr."""
+    """`python -m tickpar.perf.prediction shape` with bad cells or params: exit 2, one line on stderr."""
     cal = tmp_path / "cal.json"
     cal.write_text(json.dumps(CALIBRATION))
     base = ["shape", "-w", "phold", "--shape", "s", "--calibration", str(cal), "--out", str(tmp_path / "o.json")]
     for extra in (["--cells", "{nope"], ["--cells", "[]", "-p", "lps=0"], ["--cells", "[]", "--workers", "0"]):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and err[0].startswith("tickpar.prediction: error:"), err
+        assert len(err) == 1 and err[0].startswith("tickpar.perf.prediction: error:"), err
     assert main([*base, "--cells", "[]", "-p", "end_tick=300"]) == 0
     assert json.loads((tmp_path / "o.json").read_text())["rows"] == []
     assert np.isfinite(json.loads((tmp_path / "o.json").read_text())["seconds"])
@@ -175,7 +175,7 @@ def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pyte
 
 def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     """One calibration: positive per-event, per-message and window-exchange costs; a preset per backend from it."""
-    from tickpar.prediction import calibrate
+    from tickpar.perf.prediction import calibrate
 
     cal = calibrate(cores=2, work_modes=("gil-release",))
     assert cal["o_event_s"] > 0 and set(cal["o_msg_s"]) == {"threads", "processes", "mpi"}

@@ -1,11 +1,11 @@
-"""tickpar.progress: a terminal progress bar that samples a run without touching it."""
+"""tickpar.host.progress: a terminal progress bar that samples a run without touching it."""
 
 from __future__ import annotations
 
 import io
 import time
 
-from tickpar.progress import ProgressBar, format_bar, track
+from tickpar.host.progress import ProgressBar, format_bar, track
 
 
 def test_format_bar() -> None:

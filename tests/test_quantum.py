@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tickpar.cli import main
-from tickpar.params import ParamError
+from tickpar.kernel.params import ParamError
 from tickpar.pdes.plan import Plan
 from tickpar.pdes.quantum import QuantumSync
-from tickpar.registry import get_registry
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
 
 PHOLD = {"lps": 8, "population": 4, "lookahead": 10, "mean": 50.0, "end_tick": 2000}
@@ -161,8 +161,8 @@ def test_bad_options_are_one_line(option: list[str], message: str, capsys: pytes
 
 def test_a_quantum_longer_than_the_run_stops_at_the_limit() -> None:
     """The barrier moves clocks to the boundary but never past simulate()'s limit (was: causality on it)."""
-    from tickpar.oracle import compare
     from tickpar.runner import execute, golden_cell, resolve_cell
+    from tickpar.verify.oracle import compare
 
     cell = resolve_cell("phold", {"end_tick": 300}, "quantum", {"quantum_ratio": 100}, 2, seed=1, order="canonical")
     outcome = execute(cell)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-import tickpar.registry
+import tickpar.plugins.registry
 from tickpar.plugins import Strategy, Workload
-from tickpar.registry import REPO_ROOT, PluginError, discover, get_registry
+from tickpar.plugins.registry import REPO_ROOT, PluginError, discover, get_registry
 
 STRATEGY_SRC = '''
-from tickpar.params import Param
+from tickpar.kernel.params import Param
 from tickpar.plugins import Strategy, StrategyResult
 
 
@@ -103,6 +103,29 @@ def test_duplicate_name_names_both_sources(plugin_env: pytest.MonkeyPatch, tmp_p
     assert "'sequential' registered twice" in text
     assert str(REPO_ROOT / "strategies" / "sequential.py") in text and str(path) in text
     assert "\n" not in text
+
+
+def test_one_file_reached_twice_is_one_plugin(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The checkout's strategies/ named again on TICKPAR_PLUGINS, or an identical copy of a plugin file
+    (an installed package's copy of the checkout's file), registers each plugin once."""
+    copy = tmp_path / "sequential.py"
+    copy.write_bytes((REPO_ROOT / "strategies" / "sequential.py").read_bytes())
+    plugin_env.setenv("TICKPAR_PLUGINS", os.pathsep.join([str(REPO_ROOT / "strategies"), str(copy)]))
+    registry = discover()
+    assert registry.sources[("strategy", "sequential")] == str(REPO_ROOT / "strategies" / "sequential.py")
+    assert {"split", "tick-barrier", "conservative", "quantum"} <= set(registry.strategies)
+
+
+def test_two_different_files_with_one_name_name_both_paths(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A copy that differs by one byte is another plugin: the error names both files."""
+    copy = tmp_path / "sequential.py"
+    copy.write_bytes((REPO_ROOT / "strategies" / "sequential.py").read_bytes() + b"\n# edited\n")
+    plugin_env.setenv("TICKPAR_PLUGINS", str(copy))
+    with pytest.raises(PluginError) as info:
+        discover()
+    text = str(info.value)
+    assert "registered twice" in text and str(copy) in text
+    assert str(REPO_ROOT / "strategies" / "sequential.py") in text and "\n" not in text
 
 
 def test_broken_plugin_is_one_line_error(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -202,8 +225,8 @@ def test_entry_point_to_a_scanned_file_counts_once(plugin_env: pytest.MonkeyPatc
 
 def test_empty_registry_says_where_it_looked(plugin_env: pytest.MonkeyPatch) -> None:
     """No checkout and no entry points (a broken install): a one-line PluginError naming what was searched."""
-    plugin_env.setattr(tickpar.registry, "CHECKOUT", None)
-    plugin_env.setattr(tickpar.registry.importlib.metadata, "entry_points", lambda group: [])
+    plugin_env.setattr(tickpar.plugins.registry, "CHECKOUT", None)
+    plugin_env.setattr(tickpar.plugins.registry.importlib.metadata, "entry_points", lambda group: [])
     with pytest.raises(PluginError) as info:
         discover()
     text = str(info.value)

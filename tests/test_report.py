@@ -1,4 +1,4 @@
-"""tickpar.report and tickpar.report_speed: counted points, bounds beside speedups, break-even, pages."""
+"""tickpar.report and tickpar.report.speed: counted points, bounds beside speedups, break-even, pages."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from tickpar import report
-from tickpar.report_speed import breakeven_points, counted, fig_breakeven, speed_findings, speedup_table
+from tickpar.report import render as report
+from tickpar.report.speed import breakeven_points, counted, fig_breakeven, speed_findings, speedup_table
 
 
 def _row(shape: str, label: str, workers: int, work_us: float, speedup: float, **kw: object) -> dict[str, object]:

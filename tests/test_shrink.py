@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tickpar.anatomy import STEP_KEYS, explain, from_record
 from tickpar.cli import main
+from tickpar.pipeline.shrink import command, shrink
 from tickpar.plugins import TRAITS
-from tickpar.registry import get_registry
-from tickpar.runner import check_cell, resolve_cell
-from tickpar.shrink import command, shrink
+from tickpar.plugins.registry import get_registry
+from tickpar.runner import check_cell, explain, resolve_cell
+from tickpar.verify.anatomy import STEP_KEYS, from_record
 
 SPLIT_SMALL = ["-w", "multicore", "-p", "cores=2", "-p", "requests_per_core=30", "-s", "split", "-n", "2"]
 
@@ -105,7 +105,7 @@ def test_shrink_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_summary_row_names_the_trait_behind_each_promise() -> None:
     """The aggregate's promise_trait: the traits a check record's promise rests on, or the contract."""
-    from tickpar.aggregate import cell_row
+    from tickpar.pipeline.aggregate import cell_row
 
     entry = {"workload": "multicore", "strategy": "split", "expected_verdict": "causality"}
     promise = {"verdict": "causality", "traits": ["stored_ticks", "long_run"]}
@@ -118,7 +118,7 @@ def test_summary_row_names_the_trait_behind_each_promise() -> None:
 
 def test_failure_page_has_the_shrunk_cell_anatomy_timeline_and_rates(tmp_path: Path) -> None:
     """The report's failure page: shrunk command, the anatomy table, the timeline and split's measured rates."""
-    from tickpar.report_failures import render
+    from tickpar.report.failures import render
 
     params = {"cores": 1, "requests_per_core": 20}
     tiny = {"workload": "multicore", "params": params, "options": {"lock_key": "component"}}
@@ -148,7 +148,7 @@ def test_partitioned_anatomy_names_the_lp_and_the_window() -> None:
 
 def test_failure_pages_go_into_the_pdf(tmp_path: Path) -> None:
     """tickpar.report's failures page: per written page a text page and a timeline, then the rates."""
-    from tickpar.report_failures import pdf_pages
+    from tickpar.report.failures import pdf_pages
 
     assert pdf_pages(None, tmp_path / "none") == []
     steps = [{"worker": 0, "step": 1, "event": "e", "when": 5, "cur_tick": 7, "note": "schedule fails"}]

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from tickpar.eventq import ORDERS
+from tickpar.kernel.eventq import ORDERS
 from tickpar.plugins import STAT_KEYS
-from tickpar.registry import get_registry
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
 
 MULTICORE_SMALL = {"requests_per_core": 300}
@@ -149,7 +149,7 @@ def test_threads_executor_with_forced_overlap_is_not_exact() -> None:
 
 def test_interleave_options_with_threads_are_refused() -> None:
     """pop_ahead and preempt belong to the interleave executor: a one-line ParamError otherwise."""
-    from tickpar.params import ParamError
+    from tickpar.kernel.params import ParamError
 
     with pytest.raises(ParamError, match="pop_ahead"):
         _cell("phold", 2, executor="threads", pop_ahead=1)
@@ -171,7 +171,8 @@ def test_preempt_sets_how_often_a_handler_is_interrupted() -> None:
 
 
 def _anatomy(cell):
-    from tickpar.anatomy import STEP_KEYS, explain
+    from tickpar.runner import explain
+    from tickpar.verify.anatomy import STEP_KEYS
 
     verdict, outcome = check_cell(cell)
     steps = explain(cell, verdict, outcome.record)

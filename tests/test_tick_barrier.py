@@ -17,18 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from tickpar.eventq import ORDERS
-from tickpar.oracle import compare
+from tickpar.kernel.eventq import ORDERS
 from tickpar.plugins import STAT_KEYS
-from tickpar.registry import get_registry
+from tickpar.plugins.registry import get_registry
 from tickpar.runner import check_cell, execute, resolve_cell
+from tickpar.verify.oracle import compare
 
 CASES_WORKLOAD = '''
 from typing import Any
 
-from tickpar.eventq import Priority
-from tickpar.model import Component, Model
-from tickpar.params import Param
+from tickpar.kernel.eventq import Priority
+from tickpar.kernel.model import Component, Model
+from tickpar.kernel.params import Param
 from tickpar.plugins import Workload
 
 CASES = (

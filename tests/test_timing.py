@@ -1,4 +1,4 @@
-"""tickpar.timing: pyperf in fresh processes, interleaved rounds, every timed run checked, contention measured,
+"""tickpar.perf.timing: pyperf in fresh processes, interleaved rounds, every timed run checked, contention measured,
 a record for every outcome, never a crash of the caller."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 import pyperf
 import pytest
 
-import tickpar.registry
+import tickpar.plugins.registry
 from tickpar.cli import main as cli_main
+from tickpar.perf.timing import TIMING_FORMAT, TimingJob, cpu_availability, measure, measure_cells, summarize
 from tickpar.runner import resolve_cell
-from tickpar.timing import TIMING_FORMAT, TimingJob, cpu_availability, measure, measure_cells, summarize
 
 TINY = {"lps": 4, "population": 2, "end_tick": 300}
 TINY_ARGS = ["--workload", "phold", "--param", "lps=4", "--param", "population=2", "--param", "end_tick=300"]
@@ -43,7 +43,7 @@ PLUGIN = textwrap.dedent(
         def run(self, spec, workers, options):
             from dataclasses import replace
 
-            from tickpar.registry import get_registry
+            from tickpar.plugins.registry import get_registry
 
             return get_registry().strategy("sequential")().run(replace(spec, seed=spec.seed + 1), 1, {})
 
@@ -64,7 +64,7 @@ def doubles(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     path = tmp_path / "doubles.py"
     path.write_text(PLUGIN)
     plugin_env.setenv("TICKPAR_PLUGINS", str(path))
-    tickpar.registry.get_registry(refresh=True)
+    tickpar.plugins.registry.get_registry(refresh=True)
     return path
 
 
@@ -158,7 +158,7 @@ def test_a_timed_run_that_is_not_exact_is_flagged(doubles: Path, tmp_path: Path)
 def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A round whose CPU-availability probe is below the threshold is contended: its values are flagged."""
     probes = iter([{"min": 1.0, "per_core": {0: 1.0}}] * 2 + [{"min": 0.4, "per_core": {0: 0.4}}] * 2)
-    monkeypatch.setattr("tickpar.timing.cpu_availability", lambda: next(probes))
+    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", lambda: next(probes))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120)
     assert [r["contended"] for r in rec["rounds"]] == [False, True]
     assert rec["value_contended"] == [False] * 3 + [True] * 3
@@ -234,7 +234,7 @@ def test_a_failing_timing_job_still_writes_every_record(tmp_path: Path, monkeypa
     """The pipeline's timing job: if the driver itself fails, each cell gets a crash record and the index is written."""
     from types import SimpleNamespace
 
-    from tickpar import timing
+    from tickpar.perf import timing
 
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
@@ -256,8 +256,8 @@ def test_a_failing_timing_job_still_writes_every_record(tmp_path: Path, monkeypa
 
 
 def test_set_rate_refuses_what_has_no_rate() -> None:
-    """tickpar.work.set_rate: only gil-release and gil-hold have a rate, and it is positive (one-line errors)."""
-    from tickpar.work import set_rate
+    """tickpar.kernel.work.set_rate: only gil-release and gil-hold have a rate, and it is positive (one-line errors)."""
+    from tickpar.kernel.work import set_rate
 
     with pytest.raises(ValueError, match="'none' has no rate"):
         set_rate("none", 1.0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tickpar.params import parse_assignments
+from tickpar.kernel.params import parse_assignments
 from tickpar.plugins import BASELINE
 
 __all__ = ["add_cell_options", "add_spec_options", "cell_argv", "cell_from_args"]

@@ -15,10 +15,10 @@ from typing import Any
 
 from tickpar.cellargs import add_cell_options, add_spec_options
 from tickpar.cellargs import cell_from_args as _cell_from_args
-from tickpar.oracle import OracleRecord
-from tickpar.params import ParamError, parse_assignments
+from tickpar.kernel.params import ParamError, parse_assignments
 from tickpar.plugins import BASELINE
-from tickpar.registry import PluginError, get_registry
+from tickpar.plugins.registry import PluginError, get_registry
+from tickpar.verify.oracle import OracleRecord
 
 __all__ = ["main"]
 
@@ -71,7 +71,7 @@ def _check_timeout(args: argparse.Namespace) -> None:
 
 def _traits(info: dict[str, Any]) -> None:
     """Add each workload's traits at its default params, with what each one means, to ``info``."""
-    from tickpar.params import resolve
+    from tickpar.kernel.params import resolve
     from tickpar.plugins import TRAITS, RunSpec
 
     registry = get_registry()
@@ -158,8 +158,8 @@ def cmd_golden(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from tickpar.anatomy import explain, format_steps
-    from tickpar.runner import check_cell, make_record, write_json_atomic
+    from tickpar.runner import check_cell, explain, make_record, write_json_atomic
+    from tickpar.verify.anatomy import format_steps
 
     _check_timeout(args)
     cell = _cell_from_args(args)
@@ -190,9 +190,9 @@ def _promise(cell: Any) -> dict[str, Any]:
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
-    from tickpar.anatomy import explain, format_steps
-    from tickpar.runner import make_record, write_json_atomic
-    from tickpar.shrink import command, shrink
+    from tickpar.pipeline.shrink import command, shrink
+    from tickpar.runner import explain, make_record, write_json_atomic
+    from tickpar.verify.anatomy import format_steps
 
     if args.timeout is not None:
         raise CLIError("--timeout is not used by shrink: every candidate runs in this process (--budget bounds it)")
@@ -244,7 +244,7 @@ def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_bounds(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from tickpar import bounds
+    from tickpar.perf import bounds
     from tickpar.runner import resolve_cell
 
     if args.overheads not in bounds.OVERHEAD_PRESETS:
@@ -280,13 +280,13 @@ def cmd_bounds(args: argparse.Namespace) -> int:
 
 
 def _add_time_arguments(p: argparse.ArgumentParser) -> None:
-    from tickpar.timing import add_cli_options
+    from tickpar.perf.timing import add_cli_options
 
     add_cli_options(p)
 
 
 def cmd_time(args: argparse.Namespace) -> int:
-    from tickpar.timing import run_cli
+    from tickpar.perf.timing import run_cli
 
     _check_timeout(args)
     try:

@@ -2,8 +2,8 @@
 
 A *cell* is (workload, params, strategy, options, workers, seed, order, work).
 :func:`resolve_cell` validates every part against the plugin registry (bad
-input -> one-line :class:`~tickpar.params.ParamError` or
-:class:`~tickpar.registry.PluginError`).  :func:`execute` runs it in this
+input -> one-line :class:`~tickpar.kernel.params.ParamError` or
+:class:`~tickpar.plugins.registry.PluginError`).  :func:`execute` runs it in this
 process; :func:`execute_isolated` runs it in a child process with a time
 limit, so a hang or a hard crash becomes that cell's ``timeout``/``crash``
 verdict instead of taking the caller down.
@@ -32,14 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tickpar.envinfo import environment, versions
-from tickpar.eventq import ORDERS, EventNotFound, SchedulingError
-from tickpar.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
-from tickpar.params import ParamError, resolve
+from tickpar.host.envinfo import environment, versions
+from tickpar.host.procgroup import kill_group
+from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
+from tickpar.kernel.params import ParamError, resolve
+from tickpar.kernel.work import WORK_MODES, calibrate, make_work
 from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, RunSpec
-from tickpar.procgroup import kill_group
-from tickpar.registry import get_registry
-from tickpar.work import WORK_MODES, calibrate, make_work
+from tickpar.plugins.registry import get_registry
+from tickpar.verify import anatomy
+from tickpar.verify.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
 
 __all__ = [
     "RECORD_FORMAT",
@@ -48,6 +49,7 @@ __all__ = [
     "check_cell",
     "execute",
     "execute_isolated",
+    "explain",
     "golden_cell",
     "make_record",
     "resolve_cell",
@@ -237,6 +239,21 @@ def check_cell(cell: Cell, golden: OracleRecord | None = None, timeout: float | 
         golden = golden_outcome.record
     outcome = execute_isolated(traced, timeout) if timeout else execute(traced)
     return compare(golden, outcome.record), outcome
+
+
+def explain(cell: Cell, verdict: Verdict, record: OracleRecord, replay: bool = True) -> list[dict[str, Any]]:
+    """The anatomy of ``cell``'s ``verdict`` (``[]`` for ``exact``); ``replay=False``: the record alone."""
+    if verdict.kind == "exact":
+        return []
+    if not replay:
+        return anatomy.from_record(verdict, record)
+    strategy = get_registry().strategy(cell.strategy)()
+    try:
+        steps = strategy.anatomy(cell.spec, cell.workers, dict(cell.options), verdict)
+    except Exception as exc:  # an explanation must never cost the verdict
+        return [*anatomy.from_record(verdict, record), anatomy.row(note=f"no replay: {type(exc).__name__}: {exc}")]
+    return steps if steps else anatomy.from_record(verdict, record)
+
 
 
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:

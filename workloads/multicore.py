@@ -73,11 +73,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from tickpar.eventq import Priority
-from tickpar.model import Component, Link, Model, ModelEvent
-from tickpar.oracle import OracleRecord
-from tickpar.params import Param, ParamError
+from tickpar.kernel.eventq import Priority
+from tickpar.kernel.model import Component, Link, Model, ModelEvent
+from tickpar.kernel.params import Param, ParamError
 from tickpar.plugins import Workload
+from tickpar.verify.oracle import OracleRecord
 
 __all__ = [
     "CPU",

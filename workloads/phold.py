@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tickpar.model import Component, Link, Model
-from tickpar.oracle import OracleRecord
-from tickpar.params import Param, ParamError
+from tickpar.kernel.model import Component, Link, Model
+from tickpar.kernel.params import Param, ParamError
 from tickpar.plugins import Workload
+from tickpar.verify.oracle import OracleRecord
 
 
 class PholdLP(Component):

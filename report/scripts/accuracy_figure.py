@@ -1,8 +1,8 @@
-"""Snakemake script: results/accuracy.csv -> the accuracy-speed figure (see tickpar/report_accuracy.py)."""
+"""Snakemake script: results/accuracy.csv -> the accuracy-speed figure (see tickpar/report/accuracy.py)."""
 
 import sys
 
-from tickpar.report_accuracy import main_snakemake
+from tickpar.report.accuracy import main_snakemake
 
 smk = globals()["snakemake"]
 sys.stderr = sys.stdout = open(smk.log[0], "w")

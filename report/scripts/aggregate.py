@@ -1,8 +1,8 @@
-"""Snakemake script: every record of the sweep -> results/summary.csv (see tickpar/aggregate.py)."""
+"""Snakemake script: every record of the sweep -> results/summary.csv (see tickpar/pipeline/aggregate.py)."""
 
 import sys
 
-from tickpar.aggregate import main_snakemake
+from tickpar.pipeline.aggregate import main_snakemake
 
 smk = globals()["snakemake"]
 sys.stderr = sys.stdout = open(smk.log[0], "w")

@@ -1,8 +1,8 @@
-"""Snakemake script: one strategy's failure page (see tickpar/report_failures.py)."""
+"""Snakemake script: one strategy's failure page (see tickpar/report/failures.py)."""
 
 import sys
 
-from tickpar.report_failures import main_snakemake
+from tickpar.report.failures import main_snakemake
 
 smk = globals()["snakemake"]
 sys.stderr = sys.stdout = open(smk.log[0], "w")

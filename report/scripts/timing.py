@@ -1,5 +1,5 @@
-"""Snakemake script: time one workload shape's cells in interleaved rounds (see tickpar/timing.py)."""
+"""Snakemake script: time one workload shape's cells in interleaved rounds (see tickpar/perf/timing.py)."""
 
-from tickpar.timing import main_snakemake
+from tickpar.perf.timing import main_snakemake
 
 main_snakemake(globals()["snakemake"])

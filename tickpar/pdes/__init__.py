@@ -23,6 +23,9 @@ One module per job:
 A strategy (``strategies/conservative.py``) makes a plan with
 :func:`~tickpar.pdes.plan.make_plan` and runs it with a launcher; the launched
 LPs run the policy the plan names.
+
+Layer ``pdes``.  May import: ``tickpar.plugins``, ``tickpar.verify``, ``tickpar.kernel``,
+``tickpar.host``.
 """
 
 __all__: list[str] = []

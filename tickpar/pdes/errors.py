@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
-from tickpar.eventq import Event, SchedulingError
+from tickpar.kernel.eventq import Event, SchedulingError
 from tickpar.plugins import DeadlockError, LookaheadError
 
 __all__ = ["Aborted", "PromiseError", "describe_error", "error_to_exception", "pick_error"]

@@ -30,15 +30,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import tickpar
-from tickpar.eventq import EventQueue
-from tickpar.model import Model
-from tickpar.oracle import OracleRecord, failure_record
+from tickpar.host.paths import REPO_ROOT
+from tickpar.kernel.eventq import EventQueue
+from tickpar.kernel.model import Model
 from tickpar.pdes.errors import describe_error, pick_error
 from tickpar.pdes.lp import LogicalProcess, LPResult
 from tickpar.pdes.plan import Plan
+from tickpar.pdes.sync import sync_policy
 from tickpar.pdes.transport import SocketTransport, ThreadTransport, Transport
 from tickpar.plugins import RunSpec
+from tickpar.verify.oracle import OracleRecord, failure_record
 
 __all__ = [
     "START_METHODS",
@@ -80,7 +81,7 @@ def lp_main(plan: Plan, index: int, model: Model, transport: Transport) -> LPRes
     foreign = EventQueue("foreign")
     for comp in model.components:
         comp.queue = foreign
-    lp = LogicalProcess(plan, index, model, transport)
+    lp = LogicalProcess(plan, index, model, transport, sync_policy(plan))
     lp.attach()
     try:
         model.start(components=lp.own)
@@ -134,7 +135,7 @@ def process_main(
 def run_threads(model: Model, plan: Plan) -> list[LPResult]:
     """One thread per LP over ``model`` (shared); re-raises the original exception of the LP that failed first."""
     transports = ThreadTransport.group(plan.parts)
-    lps = [LogicalProcess(plan, i, model, transports[i]) for i in range(plan.parts)]
+    lps = [LogicalProcess(plan, i, model, transports[i], sync_policy(plan)) for i in range(plan.parts)]
     for lp in lps:
         lp.attach()
     model.start()
@@ -238,7 +239,7 @@ def run_mpi(spec: RunSpec, plan: Plan) -> list[LPResult]:
         job_path.write_text(json.dumps({"spec": spec.to_dict(), "plan": plan.to_dict()}))
         limit = None if plan.stall_s == 0 else 4 * plan.stall_s + 60
         # Run from the folder that holds this tickpar package, so the ranks import the same one.
-        home = Path(tickpar.__file__).resolve().parent.parent
+        home = REPO_ROOT
         proc = subprocess.Popen(
             mpi_command(plan.parts, job_path, out_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=home
         )

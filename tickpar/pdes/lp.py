@@ -1,6 +1,6 @@
 """The logical process (LP): one queue, the components of one partition, outboxes, and serving.
 
-One :class:`LogicalProcess` owns one :class:`~tickpar.eventq.EventQueue` and the
+One :class:`LogicalProcess` owns one :class:`~tickpar.kernel.eventq.EventQueue` and the
 components of its partition.  Links that cross LPs get :meth:`LogicalProcess.sink`
 as their ``remote`` hook: the message goes into an outbox per destination LP and
 leaves in one packet per destination per round (a window, a null-message round
@@ -30,17 +30,17 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
-from tickpar.eventq import Event, EventQueue, Priority
-from tickpar.model import Component, Link, Model
-from tickpar.oracle import OracleRecord, collect
+from tickpar.kernel.eventq import Event, EventQueue, Priority
+from tickpar.kernel.model import Component, Link, Model
 from tickpar.pdes.errors import Aborted, describe_error
 from tickpar.pdes.packets import ABORT, READY
 from tickpar.pdes.plan import Plan
 from tickpar.pdes.stamps import CountingQueue, inserted_earlier
 from tickpar.pdes.transport import Transport
 from tickpar.plugins import DeadlockError, LookaheadError
+from tickpar.verify.oracle import OracleRecord, collect
 
 __all__ = ["INF", "LPResult", "LogicalProcess"]
 
@@ -61,21 +61,31 @@ class LPResult:
     error: dict[str, Any] | None = None
 
 
+class SyncPolicy(Protocol):
+    """What :class:`LogicalProcess` needs from a synchronisation policy (see :mod:`tickpar.pdes.sync`)."""
+
+    name: str
+    checks_lookahead: bool
+
+    def run(self, lp: LogicalProcess) -> None: ...
+
+    def abort(self, lp: LogicalProcess) -> None: ...
+
+    def abandon(self, lp: LogicalProcess) -> None: ...
+
+
 class LogicalProcess:
     """One LP: its queue, its components, its outboxes; run by a synchronisation policy.
 
     ``model`` may be shared with other LPs (threads) or private to this
     process; ``own`` are the components this LP runs.  Call :meth:`attach` to
     bind the queue and the remote hooks, start the model, then :meth:`run`.
-    ``sync`` is the policy object (default: the plan's, from
-    :func:`tickpar.pdes.sync.sync_policy`).
+    ``sync`` is the policy object that drives it (the launchers pass the
+    plan's, :func:`tickpar.pdes.sync.sync_policy`): an argument, because the
+    policies are built on this module and it must not import them.
     """
 
-    def __init__(self, plan: Plan, index: int, model: Model, transport: Transport, sync: Any = None) -> None:
-        if sync is None:
-            from tickpar.pdes.sync import sync_policy  # the policies import this module
-
-            sync = sync_policy(plan)
+    def __init__(self, plan: Plan, index: int, model: Model, transport: Transport, sync: SyncPolicy) -> None:
         self.plan = plan
         self.sync = sync
         self.index = index
@@ -203,7 +213,7 @@ class LogicalProcess:
         """The tick of this LP's next event if it runs before the end, else INF.
 
         Model events have priorities below ``SIM_EXIT``, so one at ``end_tick``
-        still runs: ``when <= end_tick`` is :func:`~tickpar.simloop.before_end` for them.
+        still runs: ``when <= end_tick`` is :func:`~tickpar.kernel.simloop.before_end` for them.
         """
         q = self.queue
         if q.empty():
@@ -226,7 +236,7 @@ class LogicalProcess:
         ``head``: :meth:`local_next` as the caller already knows it (saves
         looking at the queue again).
 
-        Canonical order: one :meth:`EventQueue.run <tickpar.eventq.EventQueue.run>`
+        Canonical order: one :meth:`EventQueue.run <tickpar.kernel.eventq.EventQueue.run>`
         (the sequential engine's own loop) up to a stop event, at ``(limit - 1,
         MAXIMUM)`` (after every model event of the tick before ``limit``: model
         priorities are below ``SIM_EXIT``) or at the simulate() limit ``(end_tick,

@@ -21,6 +21,7 @@ may vary from run to run (gem5's own nondeterminism).
 
 from __future__ import annotations
 
+from tickpar.kernel.simloop import before_end
 from tickpar.pdes.errors import Aborted, PromiseError
 from tickpar.pdes.lp import INF, LogicalProcess
 from tickpar.pdes.packets import ABORT, CLOSE, DATA, STOP, TOKEN
@@ -28,7 +29,6 @@ from tickpar.pdes.plan import Plan
 from tickpar.pdes.safra import SafraTermination
 from tickpar.pdes.window import WindowSync
 from tickpar.plugins import DeadlockError
-from tickpar.simloop import before_end
 
 __all__ = ["NullMessageSync"]
 

@@ -1,7 +1,7 @@
 """Partitioning components into logical processes (LPs): a pure function of the coupling graph.
 
 Input: the number of components, the coupling graph as ``(src, dst, min latency)``
-triples (what :meth:`tickpar.model.Model.lookahead_graph` returns, direct calls
+triples (what :meth:`tickpar.kernel.model.Model.lookahead_graph` returns, direct calls
 included with latency 0), the number of parts, and optionally a weight per
 component (default 1: balance by component count).
 
@@ -25,7 +25,7 @@ Methods:
     The cap of step 2 is ``max(ceil(total / parts * (1 + imbalance)), heaviest
     mandatory group)``: some imbalance is traded for a larger lookahead.
 
-:func:`pack_balanced` is the simpler rule the bounds (:mod:`tickpar.bounds`) use:
+:func:`pack_balanced` is the simpler rule the bounds (:mod:`tickpar.perf.bounds`) use:
 the mandatory groups of step 1 packed by LPT on the given weights, cut ignored.
 
 The result records the lookahead (smallest *positive* cut latency: what a
@@ -379,6 +379,6 @@ def partition(
 
 
 def partition_model(model: object, parts: int, method: str = "auto", imbalance: float = 0.2) -> Partition:
-    """:func:`partition` of a built :class:`~tickpar.model.Model` (unit weights)."""
+    """:func:`partition` of a built :class:`~tickpar.kernel.model.Model` (unit weights)."""
     comps = model.components  # type: ignore[attr-defined]
     return partition(len(comps), model.lookahead_graph(), parts, method, imbalance=imbalance)  # type: ignore[attr-defined]

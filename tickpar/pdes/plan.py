@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tickpar.model import Link, Model
+from tickpar.kernel.model import Link, Model
 from tickpar.pdes.partition import Partition, partition_model
 from tickpar.plugins import LookaheadError
 

@@ -31,7 +31,7 @@ then happens:
     the policy counts late events and their lateness (boundary - when) in
     ticks: ``late_events``, ``lateness_total_ticks``, ``lateness_max_ticks``;
 ``error`` (gem5's ``assert(when >= curTick())``)
-    the insertion is a :class:`~tickpar.eventq.SchedulingError` (verdict
+    the insertion is a :class:`~tickpar.kernel.eventq.SchedulingError` (verdict
     ``causality``) naming the event, its ``when`` and the boundary.
 
 The sink never raises a lookahead violation (``checks_lookahead`` is false):
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tickpar.model import Link
+from tickpar.kernel.model import Link
 from tickpar.pdes.lp import INF, LogicalProcess
 from tickpar.pdes.plan import Plan
 from tickpar.pdes.window import WindowSync

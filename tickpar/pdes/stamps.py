@@ -17,7 +17,7 @@ counts are taken along the parallel run's own trajectory
 
 from __future__ import annotations
 
-from tickpar.eventq import Event, EventQueue
+from tickpar.kernel.eventq import Event, EventQueue
 
 __all__ = ["STAMP_DEPTH", "CountingQueue", "Stamp", "inserted_earlier"]
 

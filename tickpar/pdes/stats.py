@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING, Any
 from tickpar.plugins import base_stats
 
 if TYPE_CHECKING:
-    from tickpar.oracle import OracleRecord
     from tickpar.pdes.lp import LPResult
     from tickpar.pdes.partition import Partition
     from tickpar.pdes.plan import Plan
+    from tickpar.verify.oracle import OracleRecord
 
 __all__ = ["lp_total", "merged_record", "partitioned_stats"]
 
 
 def merged_record(results: list[LPResult]) -> OracleRecord:
     """The run's oracle record from every LP's, in LP order; the most telling LP error, raised, if any failed."""
-    from tickpar.oracle import merge
     from tickpar.pdes.errors import error_to_exception, pick_error
+    from tickpar.verify.oracle import merge
 
     results.sort(key=lambda r: r.index)
     err = pick_error(r.error for r in results)

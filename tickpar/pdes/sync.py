@@ -24,28 +24,15 @@ works with it unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from tickpar.pdes.lp import LogicalProcess
+from tickpar.pdes.lp import SyncPolicy
 from tickpar.pdes.nullmsg import NullMessageSync
 from tickpar.pdes.plan import Plan
 from tickpar.pdes.quantum import QuantumSync
 from tickpar.pdes.window import WindowSync
 
 __all__ = ["SYNCS", "SyncPolicy", "sync_policy"]
-
-
-class SyncPolicy(Protocol):
-    """What :class:`~tickpar.pdes.lp.LogicalProcess` needs from a synchronisation policy."""
-
-    name: str
-    checks_lookahead: bool
-
-    def run(self, lp: LogicalProcess) -> None: ...
-
-    def abort(self, lp: LogicalProcess) -> None: ...
-
-    def abandon(self, lp: LogicalProcess) -> None: ...
 
 
 #: Policy name -> class (instantiated once per LP with the plan).

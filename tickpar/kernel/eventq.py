@@ -50,7 +50,7 @@ and checked case by case in ``tests/test_eventq.py``:
   An exit event is returned to the caller, who stops its loop.
 
 Implementation: a binary heap of ``(key, tie, event)`` tuples with lazy
-deletion (key and tie encodings: :mod:`tickpar.eventkeys`).  ``tie`` is unique
+deletion (key and tie encodings: :mod:`tickpar.kernel.eventkeys`).  ``tie`` is unique
 per insertion and is also kept on the event (``event._tie``), so an entry is
 live exactly when the two agree (or the entry is one of the event's
 double-schedule duplicates) and an event is scheduled exactly when
@@ -75,7 +75,7 @@ from enum import IntEnum
 from heapq import heappop, heappush
 from typing import Any, TypeAlias
 
-from tickpar.eventkeys import PRIO_BITS, PRIO_OFFSET, UNSOURCED_BASE, canonical_source, key_when
+from tickpar.kernel.eventkeys import PRIO_BITS, PRIO_OFFSET, UNSOURCED_BASE, canonical_source, key_when
 
 __all__ = [
     "ORDERS",
@@ -331,7 +331,7 @@ def _forget_dup(event: Event, tie: Any) -> None:
 
 
 Entry: TypeAlias = "tuple[int, Any, Event]"
-"""One queue entry, as the heap holds it: ``(key, tie, event)`` (see :mod:`tickpar.eventkeys`).
+"""One queue entry, as the heap holds it: ``(key, tie, event)`` (see :mod:`tickpar.kernel.eventkeys`).
 
 :meth:`EventQueue.pop_bin` and :meth:`EventQueue.head` hand out the heap's own
 tuples (a named tuple would cost ~1,300 more instructions per event of a
@@ -740,7 +740,7 @@ class EventQueue:
         return None
 
     def serve_until(self, key: int) -> Event | None:
-        """``service_one`` while the head's packed key (:func:`~tickpar.eventkeys.pack_key`) is ``<= key``.
+        """``service_one`` while the head's packed key (:func:`~tickpar.kernel.eventkeys.pack_key`) is ``<= key``.
 
         Returns the exit event that stopped it, or ``None`` when the head is
         past ``key`` or the queue is empty.

@@ -1,7 +1,7 @@
 """Per-component event digests that distinct values and distinct types never share.
 
 A component folds one *record* per processed event, ``(when, event id,
-payload)``, into a running 64-bit ``digest`` (:mod:`tickpar.model` does it on
+payload)``, into a running 64-bit ``digest`` (:mod:`tickpar.kernel.model` does it on
 the hot path); the oracle then hashes ``(count, digest, state)``.  Python's
 ``hash`` alone would not do: ``hash(-1) == hash(-2)``, ints hash modulo
 ``2**61 - 1`` (so ``0`` and ``2**61 - 1`` agree), and ``1``, ``1.0`` and
@@ -28,7 +28,7 @@ the hot path); the oracle then hashes ``(count, digest, state)``.  Python's
   h))``.  ``SLOW = 2**60`` is a tick no fast record carries, so the two kinds
   never mix.
 * **Event ids** (``eid``, :func:`event_id`): the event's name id (51 bits,
-  checked unique per model by :meth:`~tickpar.model.Model.name_id`) and its
+  checked unique per model by :meth:`~tickpar.kernel.model.Model.name_id`) and its
   priority, packed: a lane of its own, below ``2**60``.
 
 What is left is chance: CPython's tuple hash (an xxHash-style mix) is a
@@ -69,7 +69,7 @@ _pack_double = struct.Struct("<d").pack
 
 
 def event_id(name_id: int, priority: int) -> int:
-    """The lane of an event name (its :meth:`~tickpar.model.Model.name_id`) and priority (-129 .. 127)."""
+    """The lane of an event name (its :meth:`~tickpar.kernel.model.Model.name_id`) and priority (-129 .. 127)."""
     if not 0 <= name_id < 1 << NAME_ID_BITS or not -129 <= priority <= 127:
         raise ValueError(f"event id out of range: name id {name_id}, priority {priority}")
     return (name_id << _PRIO_SLOT) | (priority + 129)

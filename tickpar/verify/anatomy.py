@@ -7,7 +7,7 @@ The list is chronological and ends at the failing operation.  For a
 partitioned run (logical processes synchronised by windows or promises),
 ``worker`` names an LP (``"LP 1"``) and ``step`` the lookahead window.
 
-:func:`explain` asks the cell's strategy first (:meth:`Strategy.anatomy`:
+:func:`tickpar.runner.explain` asks the cell's strategy first (:meth:`Strategy.anatomy`:
 ``split`` replays its deterministic interleaving with a recorder and names the
 pop that moved ``cur_tick``, the running handler and where its ``when`` came
 from); otherwise the record alone speaks (the failure, the first race, the
@@ -18,20 +18,16 @@ first divergence and the first counted violation), with ``worker`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tickpar.oracle import OracleRecord, Verdict
-from tickpar.registry import get_registry
+from tickpar.verify.oracle import OracleRecord, Verdict
 
-if TYPE_CHECKING:
-    from tickpar.runner import Cell
-
-__all__ = ["STEP_KEYS", "explain", "format_steps", "from_record", "partitioned_steps"]
+__all__ = ["STEP_KEYS", "format_steps", "from_record", "partitioned_steps", "row"]
 
 STEP_KEYS = ("worker", "step", "event", "when", "cur_tick", "note")
 
 
-def _row(event: Any = None, when: Any = None, cur_tick: Any = None, note: str = "", **known: Any) -> dict[str, Any]:
+def row(event: Any = None, when: Any = None, cur_tick: Any = None, note: str = "", **known: Any) -> dict[str, Any]:
     return {
         "worker": known.get("worker"),
         "step": known.get("step"),
@@ -48,7 +44,7 @@ def from_record(verdict: Verdict, record: OracleRecord) -> list[dict[str, Any]]:
     if record.violations:
         v = record.violations[0]
         steps.append(
-            _row(
+            row(
                 v["event"],
                 v["when"],
                 v["cur_tick"],
@@ -58,11 +54,11 @@ def from_record(verdict: Verdict, record: OracleRecord) -> list[dict[str, Any]]:
         )
     if record.races:
         race = record.races[0]
-        steps.append(_row(race["event"], race["when"], None, f"{race['component']}: {race['detail']}"))
+        steps.append(row(race["event"], race["when"], None, f"{race['component']}: {race['detail']}"))
     div = verdict.divergence
     if div is not None:
         steps.append(
-            _row(
+            row(
                 div["component"],
                 div.get("tick"),
                 None,
@@ -72,10 +68,10 @@ def from_record(verdict: Verdict, record: OracleRecord) -> list[dict[str, Any]]:
     failure = record.failure
     if failure is not None:
         steps.append(
-            _row(failure.get("event"), failure.get("when"), failure.get("cur_tick"), str(failure.get("message", "")))
+            row(failure.get("event"), failure.get("when"), failure.get("cur_tick"), str(failure.get("message", "")))
         )
     if not steps:
-        steps.append(_row(note=verdict.reason))
+        steps.append(row(note=verdict.reason))
     return steps
 
 
@@ -97,7 +93,7 @@ def partitioned_steps(
         if window is not None and lookahead:
             span = f" (window [{window * lookahead}, {(window + 1) * lookahead}) of {sync} sync)"
         steps.append(
-            _row(
+            row(
                 div["component"],
                 tick,
                 None,
@@ -108,22 +104,8 @@ def partitioned_steps(
             )
         )
     if verdict.kind != "diverged" or not steps:
-        steps.append(_row(note=f"{verdict.kind}: {verdict.reason} ({len(set(lp_of))} LPs, {sync} sync)"))
+        steps.append(row(note=f"{verdict.kind}: {verdict.reason} ({len(set(lp_of))} LPs, {sync} sync)"))
     return steps
-
-
-def explain(cell: Cell, verdict: Verdict, record: OracleRecord, replay: bool = True) -> list[dict[str, Any]]:
-    """The anatomy of ``cell``'s ``verdict`` (``[]`` for ``exact``); ``replay=False``: the record alone."""
-    if verdict.kind == "exact":
-        return []
-    if not replay:
-        return from_record(verdict, record)
-    strategy = get_registry().strategy(cell.strategy)()
-    try:
-        steps = strategy.anatomy(cell.spec, cell.workers, dict(cell.options), verdict)
-    except Exception as exc:  # an explanation must never cost the verdict
-        return [*from_record(verdict, record), _row(note=f"no replay: {type(exc).__name__}: {exc}")]
-    return steps if steps else from_record(verdict, record)
 
 
 def format_steps(steps: list[dict[str, Any]]) -> str:

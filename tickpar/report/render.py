@@ -1,7 +1,7 @@
 """The report: captioned seaborn figures, findings computed from the data, an environment page, and a PDF.
 
-Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.aggregate`) and
-``results/prediction.csv`` (:mod:`tickpar.prediction`), so a report can be
+Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.pipeline.aggregate`) and
+``results/prediction.csv`` (:mod:`tickpar.perf.prediction`), so a report can be
 rebuilt from the tables alone::
 
     python -m tickpar.report results/summary.csv --prediction results/prediction.csv \
@@ -18,7 +18,7 @@ file each, for Snakemake's HTML report:
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
   did not promise, ``*`` a cell whose seeds disagree;
 * ``speedup``: speedup vs workers per workload shape, one line per
-  strategy/variant, with the bound lines (:mod:`tickpar.report_speed`);
+  strategy/variant, with the bound lines (:mod:`tickpar.report.speed`);
 * ``efficiency``: speedup / workers;
 * ``breakeven``: speedup at the largest timed worker count against the work per
   event on a log axis; where a line crosses 1 the strategy breaks even;
@@ -27,7 +27,7 @@ file each, for Snakemake's HTML report:
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
 * ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
 * ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
-  error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report_accuracy`);
+  error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report.accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
 
 **Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
@@ -36,7 +36,7 @@ list of figures for a multi-page table) and one :class:`Page` entry in
 its output: a ``REPORT_OUTPUTS`` entry in ``rules/common.smk``, a ``report(...)``
 output of ``report_files`` in ``rules/report.smk`` and its caption
 ``report/{name}.rst``.  Put a family of pages in its own module, as
-:mod:`tickpar.report_speed` does for the speedup study.
+:mod:`tickpar.report.speed` does for the speedup study.
 """
 
 from __future__ import annotations
@@ -64,11 +64,10 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tickpar import report_failures
-from tickpar.oracle import SEVERITY, worst_verdict
 from tickpar.plugins import BASELINE
-from tickpar.report_accuracy import accuracy_findings, summary_page
-from tickpar.report_speed import (
+from tickpar.report import failures as report_failures
+from tickpar.report.accuracy import accuracy_findings, summary_page
+from tickpar.report.speed import (
     breakeven,
     breakeven_points,
     empty_figure,
@@ -78,6 +77,7 @@ from tickpar.report_speed import (
     speed_table,
     speedup_table,
 )
+from tickpar.verify.oracle import SEVERITY, worst_verdict
 
 __all__ = [
     "FIGURES", "PAGES", "PDF_PAGES", "Page", "ReportData", "breakeven", "breakeven_points", "findings",
@@ -155,7 +155,7 @@ def _col_wrap(n: int) -> int:
 def fig_speedup(df: pd.DataFrame, efficiency: bool = False) -> plt.Figure:
     """Speedup (or efficiency) vs workers per shape: measured points with intervals, bound and ideal lines.
 
-    Filled markers count toward the study (see :mod:`tickpar.report_speed`),
+    Filled markers count toward the study (see :mod:`tickpar.report.speed`),
     hollow ones do not, an x marks a run that was not exact.  Dotted lines in a
     strategy's colour: its own structural bound (``bound_speedup``); the black
     dashed line: the critical-path ideal (``ideal_speedup``, else y = workers).

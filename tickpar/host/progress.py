@@ -5,7 +5,7 @@ and, optionally, ``events()``) a few times a second and redraws one line on
 stderr.  Off a terminal (pipelines, CI, logs) it prints nothing.  Hook it
 around any loop whose progress can be read, e.g. in a strategy::
 
-    from tickpar.progress import track
+    from tickpar.host.progress import track
 
     with track(model.end_tick, lambda: queue.cur_tick, lambda: queue.serviced):
         while not queue.empty():

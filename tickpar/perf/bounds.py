@@ -18,7 +18,7 @@ and CPU events do, and message events are recycled at the end of ``process``).
   :meth:`Dag.with_work` adds its calibrated cost back (one cheap recording per
   shape family, whatever its ``work_us``).
 * ``parent``: the event that scheduled this one.  An event's source key
-  ``(c, s)`` (see :func:`tickpar.eventq.canonical_source`) names component
+  ``(c, s)`` (see :func:`tickpar.kernel.eventq.canonical_source`) names component
   ``c``'s ``s``-th insertion; the parent is the event of ``c`` whose seq range
   ``(first, last]`` contains ``s``.  ``-1`` (a *root*) when there is none: the
   event was scheduled by ``init()``, or by ``c`` while ``c`` was inside a
@@ -48,7 +48,7 @@ without them.  :class:`Overheads` comes as presets (:func:`overheads`):
   25 ns per event, ``2 + 0.5 log2 P`` µs per synchronisation, 125 ns per message.
 * ``calibrated``: measured in this process: ``o_event`` is the sequential
   engine's own per-event cost with no work (a component rescheduling one event,
-  through the real :class:`~tickpar.model.Model` and queue), i.e. a parallel
+  through the real :class:`~tickpar.kernel.model.Model` and queue), i.e. a parallel
   engine is assumed to redo at least that bookkeeping once per event; ``o_sync(P)``
   is one ``threading.Barrier(P)`` round between ``P`` threads (it grows with
   ``P``; process and MPI backends synchronise at other costs).
@@ -126,14 +126,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tickpar.eventkeys import SRC_BITS
-from tickpar.eventq import EventQueue
+from tickpar.kernel.eventkeys import SRC_BITS
+from tickpar.kernel.eventq import EventQueue
 from tickpar.pdes.partition import pack_balanced
 from tickpar.plugins import RunSpec
 
 if TYPE_CHECKING:
-    from tickpar.model import Model
-from tickpar.simloop import schedule_limit, start_single_queue
+    from tickpar.kernel.model import Model
+from tickpar.kernel.simloop import schedule_limit, start_single_queue
 
 _SEQ_MASK = (1 << SRC_BITS) - 1  # source key = component << SRC_BITS | seq
 
@@ -314,7 +314,7 @@ class Dag:
 
         A DAG recorded with ``work=none`` holds the engine's and the handlers'
         cost alone; ``per_call_s + per_us_s * work_us`` per call is what the
-        work model charges (calibrated once, :mod:`tickpar.prediction`), so one
+        work model charges (calibrated once, :mod:`tickpar.perf.prediction`), so one
         recording serves every ``work_us`` of a shape family.
         """
         events = self.events.copy()
@@ -413,7 +413,7 @@ class Overheads:
     """Per-event cost ``o_event``, per-synchronisation cost ``o_sync`` and per-message cost ``o_msg`` (seconds).
 
     ``o_sync`` is one number, or a table by worker count (calibrated), or a
-    function of the worker count (a fitted model, :mod:`tickpar.prediction`).
+    function of the worker count (a fitted model, :mod:`tickpar.perf.prediction`).
     ``o_msg`` is paid by the receiving LP for each event that crosses LPs.
     """
 
@@ -438,7 +438,7 @@ class _Ticker:
     """The smallest model there is: one component rescheduling one event each tick."""
 
     def __init__(self, events: int) -> None:
-        from tickpar.model import Component, Model
+        from tickpar.kernel.model import Component, Model
 
         class Tick(Component):
             def __init__(self, model: Model) -> None:

@@ -1,6 +1,6 @@
 """Aggregate the sweep's records into ``results/summary.csv``: one tidy row per cell.
 
-Inputs: the sweep's manifest (one row per cell from :meth:`tickpar.sweep.Sweep.manifest`:
+Inputs: the sweep's manifest (one row per cell from :meth:`tickpar.pipeline.sweep.Sweep.manifest`:
 the labels and the record paths), each cell's correctness record (``tickpar check``)
 and, for timed cells, its timing record (``tickpar time``).  A missing or
 unreadable record becomes verdict ``missing`` / timing status ``missing``; it
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tickpar.sweep import BASELINE
+from tickpar.pipeline.sweep import BASELINE
 
 __all__ = [
     "ID_COLUMNS",
@@ -265,7 +265,7 @@ def aggregate(
         return df
 
     try:
-        from tickpar.registry import get_registry
+        from tickpar.plugins.registry import get_registry
 
         defaults = {k: p.default for k, p in get_registry().strategy(BASELINE).options.items()}
     except Exception:  # the baseline plugin is missing: any sequential cell will do
@@ -342,7 +342,7 @@ def main_snakemake(smk: Any) -> None:
     settings = smk.params.report
     df = aggregate(smk.params.manifest, bootstrap=settings["bootstrap"], confidence=settings["confidence"])
     if not df.empty:  # ideal_speedup, bound_speedup: from the shapes' bounds records (rules/bounds.smk)
-        from tickpar.prediction import bound_columns
+        from tickpar.perf.prediction import bound_columns
 
         df = bound_columns(df, list(getattr(smk.input, "bounds", [])))
     write_csv_atomic(df, smk.output.summary)

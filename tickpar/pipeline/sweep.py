@@ -31,7 +31,7 @@ Files (relative to the working directory; see :class:`SweepCell`)::
     results/timing/{workload}/{shape}.json                   (the shape's timing job: index of the above)
     results/logs/{check,timing,golden}/...same....log
 
-``python -m tickpar.sweep fallback --out F ...`` writes the record of a job
+``python -m tickpar.pipeline.sweep fallback --out F ...`` writes the record of a job
 whose command died before writing one (the rule then exits 0).
 """
 
@@ -43,7 +43,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,11 +50,13 @@ from typing import Any
 
 import yaml
 
-from tickpar.eventq import ORDERS
-from tickpar.params import ParamError, resolve
+from tickpar.host.paths import REPO_ROOT
+from tickpar.kernel.eventq import ORDERS
+from tickpar.kernel.params import ParamError, resolve
+from tickpar.kernel.work import WORK_MODES
+from tickpar.perf.timing import write_fallback
 from tickpar.plugins import BASELINE
-from tickpar.registry import REPO_ROOT, PluginError, Registry, get_registry
-from tickpar.work import WORK_MODES
+from tickpar.plugins.registry import PluginError, Registry, get_registry
 
 __all__ = [
     "BASELINE",
@@ -684,26 +685,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return copy.deepcopy(data)
 
 
-# ---------------------------------------------------------------- fallback records
-
-
-def write_fallback(out: str | Path, kind: str, reason: str, what: str) -> dict[str, Any]:
-    """The record of a job whose command died before writing one (so the sweep goes on)."""
-    from tickpar.runner import RECORD_FORMAT, write_json_atomic
-    from tickpar.timing import TIMING_FORMAT
-
-    if what == "timing":
-        record: dict[str, Any] = {"format": TIMING_FORMAT, "status": kind, "reason": reason, "values": []}
-    else:
-        record = {
-            "format": RECORD_FORMAT,
-            "verdict": {"kind": kind, "reason": reason, "divergence": None},
-            "failure": {"kind": kind, "message": reason},
-        }
-    record["fallback"] = True
-    record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    write_json_atomic(out, record)
-    return record
+# ------------------------------------------------ fallback records (python -m tickpar.pipeline.sweep fallback)
 
 
 def _tail(path: str | None, lines: int = 3) -> str:
@@ -714,7 +696,7 @@ def _tail(path: str | None, lines: int = 3) -> str:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tickpar.sweep")
+    parser = argparse.ArgumentParser(prog="python -m tickpar.pipeline.sweep")
     sub = parser.add_subparsers(dest="command", required=True)
     fb = sub.add_parser("fallback", help="write the failure record of a job that wrote none")
     fb.add_argument("--out", required=True)

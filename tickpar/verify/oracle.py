@@ -40,8 +40,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tickpar.eventq import SchedulingError, Violation
-from tickpar.model import Component, Model
+from tickpar.kernel.eventq import SchedulingError, Violation
+from tickpar.kernel.model import Component, Model
 
 __all__ = [
     "FAILED_RUN", "MISSING", "SEVERITY", "VERDICTS", "OracleRecord", "Verdict", "collect", "compare", "errors",
@@ -84,7 +84,7 @@ class OracleRecord:
     failure: dict[str, Any] | None = None
     """Set when the run did not finish: ``{"kind": crash|timeout|deadlock|causality, ...}``."""
     anatomy: list[dict[str, Any]] | None = None
-    """How a non-exact verdict came about (:mod:`tickpar.anatomy`): steps ``{worker, step, event, when,
+    """How a non-exact verdict came about (:mod:`tickpar.verify.anatomy`): steps ``{worker, step, event, when,
     cur_tick, note}`` ending at the failing operation; ``None`` until explained."""
     statistics: dict[str, float] = field(default_factory=dict)
     """The workload's declared statistics of this run (not part of any digest); set by the runner."""

@@ -12,7 +12,7 @@ import sys
 import sysconfig
 from typing import Any
 
-from tickpar.registry import REPO_ROOT
+from tickpar.host.paths import REPO_ROOT
 
 __all__ = ["environment", "gil_enabled", "git_sha", "versions"]
 

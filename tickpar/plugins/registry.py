@@ -18,14 +18,16 @@ Sources, in this order:
    checkout) counts once.
 
 The rule: a name registered twice is a :class:`PluginError` naming both
-sources; so is a plugin that fails to import or lacks ``name``/``summary``,
+sources and both files, unless both are one file (the same path, or an identical
+copy: a checkout's ``strategies/`` on ``TICKPAR_PLUGINS`` over an installed
+tickpar), which is one plugin; so is a plugin that fails to import or lacks ``name``/``summary``,
 and so is a registry with no strategy or no workload (saying where it looked).
 Names listed in ``TICKPAR_BLOCKED`` (comma separated) are skipped.
 
 Plugin classes are recognised by the ``plugin_kind`` that their base class
 (:class:`tickpar.plugins.Strategy` or :class:`~tickpar.plugins.Workload`)
-declares, so this module does not import the plugin contracts (which import
-the registry to build models).
+declares, so discovery needs no import of the plugin contracts
+(:class:`~tickpar.plugins.spec.RunSpec` imports this module to build models).
 """
 
 from __future__ import annotations
@@ -41,18 +43,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tickpar.params import Param
+from tickpar.host.paths import CHECKOUT, REPO_ROOT
+from tickpar.kernel.params import Param
 
-if TYPE_CHECKING:  # annotations only: the contracts import this module at run time
-    from tickpar.plugins import Strategy, Workload
+#: A Strategy or Workload subclass.  Discovery tells them by ``plugin_kind`` and names no contract
+#: class, so the contracts (and the run specification that looks workloads up here) stay above it.
+PluginClass = type[Any]
 
 __all__ = ["CHECKOUT", "ENTRY_POINT_GROUPS", "REPO_ROOT", "PluginError", "Registry", "get_registry", "plugin_files"]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-#: The checkout tickpar runs from (its plugin folders are scanned), or None for an installed copy.
-CHECKOUT: Path | None = REPO_ROOT if (REPO_ROOT / "pyproject.toml").is_file() else None
 #: Plugin kind -> its folder in the checkout (scanned in this order).
 PLUGIN_FOLDERS = {"workload": "workloads", "strategy": "strategies"}
 ENTRY_POINT_GROUPS = {"strategy": "tickpar.strategies", "workload": "tickpar.workloads"}
@@ -66,18 +67,18 @@ class PluginError(Exception):
 class Registry:
     """Discovered strategies and workloads, by name."""
 
-    strategies: dict[str, type[Strategy]] = field(default_factory=dict)
-    workloads: dict[str, type[Workload]] = field(default_factory=dict)
+    strategies: dict[str, PluginClass] = field(default_factory=dict)
+    workloads: dict[str, PluginClass] = field(default_factory=dict)
     sources: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def strategy(self, name: str) -> type[Strategy]:
+    def strategy(self, name: str) -> PluginClass:
         try:
             return self.strategies[name]
         except KeyError:
             allowed = ", ".join(sorted(self.strategies))
             raise PluginError(f"unknown strategy {name!r}: choose one of {allowed}") from None
 
-    def workload(self, name: str) -> type[Workload]:
+    def workload(self, name: str) -> PluginClass:
         try:
             return self.workloads[name]
         except KeyError:
@@ -96,8 +97,12 @@ class Registry:
                 raise PluginError(f"{kind} {name!r} from {source}: {pname!r} is not a Param")
         table = self.strategies if kind == "strategy" else self.workloads
         if name in table and table[name] is not cls:
+            first, again = _class_file(table[name]), _class_file(cls)
+            if first is not None and again is not None and _same_file(first, again):
+                return  # one file reached twice (a folder and an installed copy of it): one plugin
             raise PluginError(
-                f"{kind} name {name!r} registered twice: by {self.sources[(kind, name)]} and by {source}"
+                f"{kind} name {name!r} registered twice: by {self.sources[(kind, name)]}"
+                f" ({first or 'unknown file'}) and by {source} ({again or 'unknown file'})"
             )
         table[name] = cls
         self.sources[(kind, name)] = source
@@ -128,6 +133,23 @@ class Registry:
                 for name, cls in sorted(self.workloads.items())
             },
         }
+
+
+def _class_file(cls: type[Any]) -> Path | None:
+    """The file that defines ``cls`` (None for a class without one)."""
+    module = sys.modules.get(cls.__module__)
+    where = getattr(module, "__file__", None)
+    return Path(where).resolve() if where else None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """One plugin file: the same path, or an identical copy (a checkout's file and its installed copy)."""
+    if a == b:
+        return True
+    try:
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
 
 
 def _load_file(path: Path) -> ModuleType:

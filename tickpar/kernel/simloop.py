@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
-from tickpar.eventq import Event, EventQueue, Priority
+from tickpar.kernel.eventq import Event, EventQueue, Priority
+from tickpar.kernel.model import Model
 
-if TYPE_CHECKING:
-    from tickpar.model import Model
-    from tickpar.plugins import RunSpec
-
-__all__ = ["before_end", "end_key", "schedule_limit", "start_single_queue"]
+__all__ = ["ModelSpec", "before_end", "end_key", "schedule_limit", "start_single_queue"]
 
 Q = TypeVar("Q", bound=EventQueue)
 
 
+class ModelSpec(Protocol):
+    """What the loop needs of a run specification (:class:`tickpar.plugins.RunSpec` is one).
+
+    A protocol, so the kernel names no layer above it.
+    """
+
+    order: str
+
+    def build_model(
+        self, *, work: str | None = None, detect_races: bool = False, record_dag: bool = False
+    ) -> Model: ...
+
+
 def start_single_queue(
-    spec: RunSpec,
+    spec: ModelSpec,
     queue_class: type[Q] = EventQueue,  # type: ignore[assignment]
     *,
     checks: bool = True,

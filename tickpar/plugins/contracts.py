@@ -3,42 +3,44 @@
 Lifecycle of one run (``tickpar run``/``check`` and the pipeline do exactly this):
 
 1. The CLI resolves the workload's parameters and the strategy's options
-   against their declared :class:`~tickpar.params.Param` tables, then calls
+   against their declared :class:`~tickpar.kernel.params.Param` tables, then calls
    :meth:`Strategy.validate` for cross-checks (bad input -> one-line
-   :class:`~tickpar.params.ParamError`).
+   :class:`~tickpar.kernel.params.ParamError`).
 2. It builds a :class:`RunSpec` (workload, params, seed, order, work mode,
    trace): everything needed to rebuild the model in any process.
 3. :meth:`Strategy.run` gets the spec, the worker count and the options.  It
    builds the model with :meth:`RunSpec.build_model` (once, or once per
    process/rank for its own partition), binds components to queues, calls
    ``model.start()``, executes, and returns a :class:`StrategyResult`: the
-   oracle record (:func:`tickpar.oracle.collect`/``merge``) and its statistics.
+   oracle record (:func:`tickpar.verify.oracle.collect`/``merge``) and its statistics.
 4. The runner adds the workload's declared statistics to the record
    (:meth:`RunSpec.statistics`, from :meth:`Workload.stats`), and the oracle
    compares the record with the sequential run of the same spec: a verdict
    from the digests, and relative errors of the final tick, the event count
-   and each statistic (:func:`tickpar.oracle.errors`).
+   and each statistic (:func:`tickpar.verify.oracle.errors`).
 
-A strategy may raise :class:`~tickpar.eventq.SchedulingError` (verdict
+A strategy may raise :class:`~tickpar.kernel.eventq.SchedulingError` (verdict
 ``causality``), :class:`DeadlockError` (``deadlock``) or anything else
 (``crash``); the runner turns each into that cell's verdict.  A strategy that
-sets ``err.partial`` (an :class:`~tickpar.oracle.OracleRecord` of what it
+sets ``err.partial`` (an :class:`~tickpar.verify.oracle.OracleRecord` of what it
 processed) on a ``SchedulingError`` gets those counts in the failure record.
 Given a non-exact verdict, :meth:`Strategy.anatomy` may say how it came about
-(:mod:`tickpar.anatomy` falls back on the record alone).
+(:mod:`tickpar.verify.anatomy` falls back on the record alone).
 """
 
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from tickpar.model import Model
-from tickpar.oracle import OracleRecord, Verdict
-from tickpar.params import Param, ParamError
-from tickpar.registry import PluginError, get_registry
-from tickpar.work import make_work
+from tickpar.kernel.model import Model
+from tickpar.kernel.params import Param, ParamError
+from tickpar.plugins.traits import TRAITS
+from tickpar.verify.oracle import OracleRecord, Verdict
+
+if TYPE_CHECKING:  # only for annotations: the spec module imports this one
+    from tickpar.plugins.spec import RunSpec
 
 __all__ = [
     "BASELINE",
@@ -47,7 +49,6 @@ __all__ = [
     "DeadlockError",
     "LookaheadError",
     "Promise",
-    "RunSpec",
     "Strategy",
     "StrategyResult",
     "Workload",
@@ -65,21 +66,6 @@ class DeadlockError(RuntimeError):
 
 class LookaheadError(RuntimeError):
     """An event crossed logical processes with less latency than the lookahead (verdict ``causality``)."""
-
-
-#: The traits a workload may declare: what decides which verdict a strategy can promise for it.
-#: Strategies read these (never a workload's name); ``tickpar list --json`` shows each workload's.
-TRAITS: dict[str, str] = {
-    "stored_ticks": "handlers schedule events at absolute ticks computed earlier and stored (busy-until, "
-    "ready times, an event's own tick), not only at cur_tick + delay",
-    "direct_calls": "handlers make same-tick direct calls into other components (Component.call)",
-    "several_named_events": "one component processes events of several names (its own events and the "
-    "messages it receives), so a lock per event name is not a lock per component",
-    "many_events_per_tick": "events of several components share (tick, priority) bins all through the run",
-    "zero_latency_links": "some link has latency 0 (a message arrives at the tick it was sent)",
-    "long_run": "hundreds of events per component with several pending at once: a failure window that "
-    "any handler can open is hit in practically every run (what a promised failure needs)",
-}
 
 
 class Workload(abc.ABC):
@@ -127,71 +113,6 @@ class Workload(abc.ABC):
         Return exactly the declared names.
         """
         return {}
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything that determines a model and its golden result."""
-
-    workload: str
-    params: dict[str, Any]
-    seed: int
-    order: str = "gem5"
-    work: str = "none"
-    trace: bool = False
-
-    def build_model(self, *, work: str | None = None, detect_races: bool = False, record_dag: bool = False) -> Model:
-        """Build this spec's model (a pure function of the spec).
-
-        ``detect_races``: give events the race guard (for models that several
-        workers share in memory); ``work`` overrides the spec's work mode.
-        """
-        workload = get_registry().workload(self.workload)()
-        work_fn, _ = make_work(work or self.work)
-        model = Model(
-            self.seed, work=work_fn, trace=self.trace, detect_races=detect_races, record_dag=record_dag
-        )
-        workload.build(model, dict(self.params))
-        return model
-
-    def traits(self) -> frozenset[str]:
-        """The workload's traits for these params; an undeclared trait name is a PluginError."""
-        found = frozenset(get_registry().workload(self.workload)().traits(dict(self.params)))
-        unknown = sorted(found - TRAITS.keys())
-        if unknown:
-            raise PluginError(
-                f"workload {self.workload} declares trait {unknown[0]!r}: not one of {', '.join(TRAITS)}"
-            )
-        return found
-
-    def statistics(self, record: OracleRecord) -> dict[str, float]:
-        """The workload's declared statistics of ``record`` (a finished run of this spec)."""
-        workload = get_registry().workload(self.workload)()
-        values = workload.stats(record)
-        if set(values) != set(workload.statistics):
-            raise ValueError(
-                f"workload {self.workload}: stats() returned {sorted(values)}, declared {sorted(workload.statistics)}"
-            )
-        return {name: float(values[name]) for name in workload.statistics}
-
-    def with_trace(self, trace: bool = True) -> RunSpec:
-        return replace(self, trace=trace)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "params": dict(self.params),
-            "seed": self.seed,
-            "order": self.order,
-            "work": self.work,
-            "trace": self.trace,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
-        return cls(
-            data["workload"], dict(data["params"]), int(data["seed"]), data["order"], data["work"], data["trace"]
-        )
 
 
 #: Statistics every strategy reports (others may be added freely).

@@ -2,7 +2,7 @@
 
 Two roles, one module:
 
-* ``python -m tickpar.timing CELL-OPTIONS [--golden F] [--runs-out F] [pyperf options]``
+* ``python -m tickpar.perf.timing CELL-OPTIONS [--golden F] [--runs-out F] [pyperf options]``
   is a plain pyperf script: ``pyperf.Runner(loops=1)`` and ``bench_time_func``,
   whose function builds the model and runs the strategy once per loop and
   returns the seconds that took (model build and process/rank start-up
@@ -37,7 +37,7 @@ Two roles, one module:
 after every correctness job; ``rules/bench.smk``) and a standalone ``tickpar
 time`` with the same settings produce the same statistic.
 
-Work calibration (``tickpar.work``) runs once in the driver, after a first
+Work calibration (``tickpar.kernel.work``) runs once in the driver, after a first
 CPU-availability probe has brought the cores up to speed, and every worker it
 starts uses that rate (``--work-rate``; ``tickpar time --work-rate`` takes a
 pipeline record's ``work_units_per_us`` to repeat exactly its work): every cell of a timing job does the
@@ -72,9 +72,9 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
-from tickpar.oracle import FAILED_RUN
-from tickpar.orchestrator import paused
-from tickpar.procgroup import kill_group
+from tickpar.host.orchestrator import paused
+from tickpar.host.procgroup import kill_group
+from tickpar.verify.oracle import FAILED_RUN
 
 __all__ = [
     "MIN_CPU_AVAILABLE",
@@ -113,7 +113,7 @@ class _TimedCell:
 
     def note(self, result: Any, wall_s: float) -> None:
         """Check one run against the golden record; append its line to ``runs_out``."""
-        from tickpar.oracle import compare
+        from tickpar.verify.oracle import compare
 
         verdict = compare(self.golden, result.record).kind if self.golden is not None else None
         loop = result.stats.get("loop_s") if isinstance(result.stats, dict) else None
@@ -138,7 +138,7 @@ class _TimedCell:
 
 def bench(loops: int, timed: _TimedCell) -> float:
     """pyperf's time function: ``loops`` whole simulations of the cell, the seconds they took."""
-    from tickpar.registry import get_registry
+    from tickpar.plugins.registry import get_registry
 
     cell = timed.cell
     strategy_cls = get_registry().strategy(cell.strategy)
@@ -178,7 +178,7 @@ def _worker_argv(args: argparse.Namespace) -> list[str]:
 def _load_golden(path: str) -> Any:
     """The golden record's digests, without its traces: the worker keeps nothing big in memory, which would
     slow its garbage collections and the fork of a process backend's workers, and so the timed runs."""
-    from tickpar.oracle import OracleRecord
+    from tickpar.verify.oracle import OracleRecord
 
     oracle = json.loads(Path(path).read_text())["oracle"]
     oracle.pop("traces", None)
@@ -190,7 +190,7 @@ def _script_main() -> None:
 
     runner = pyperf.Runner(
         loops=1,
-        program_args=("-m", "tickpar.timing"),
+        program_args=("-m", "tickpar.perf.timing"),
         add_cmdline_args=lambda cmd, args: cmd.extend(_worker_argv(args)),
     )
     _worker_options(runner.argparser)
@@ -204,15 +204,15 @@ def _script_main() -> None:
         # plugins (saves their import per cell); each worker resolves and validates the cell itself.
         runner.bench_time_func(name, bench, None)
         return
-    from tickpar.params import ParamError
-    from tickpar.registry import PluginError
-    from tickpar.work import calibrate, set_rate
+    from tickpar.kernel.params import ParamError
+    from tickpar.kernel.work import calibrate, set_rate
+    from tickpar.plugins.registry import PluginError
 
     try:
         cell = cell_from_args(args)
         golden = _load_golden(args.golden) if args.golden else None
     except (ParamError, PluginError, OSError, ValueError, KeyError) as exc:
-        print(f"tickpar.timing: error: {exc}", file=sys.stderr)
+        print(f"tickpar.perf.timing: error: {exc}", file=sys.stderr)
         sys.exit(2)
     runner.metadata["tickpar_cell"] = json.dumps(cell.to_dict(), sort_keys=True, separators=(",", ":"))
     if args.work_rate and cell.spec.work != "none":
@@ -311,7 +311,7 @@ class TimingJob:
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any], *, golden: bool = True) -> TimingJob:
-        """The job of a sweep cell (:meth:`tickpar.sweep.SweepCell.timing_entry`); ``golden=False``: no
+        """The job of a sweep cell (:meth:`tickpar.pipeline.sweep.SweepCell.timing_entry`); ``golden=False``: no
         correctness or golden record (the driver computes the golden record itself)."""
         from tickpar.runner import resolve_cell
 
@@ -370,7 +370,7 @@ def _compute_golden(job: TimingJob, tmp: Path, index: int) -> str:
 
 def _work_rate(mode: str) -> float:
     """This process's calibration of ``mode`` (once per timing job): every worker it starts uses it."""
-    from tickpar.work import calibrate
+    from tickpar.kernel.work import calibrate
 
     return calibrate(mode)
 
@@ -410,7 +410,7 @@ def _time_round(
     job.golden = golden
     record["work_units_per_us"] = rate
     cmd = [
-        sys.executable, "-m", "tickpar.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
+        sys.executable, "-m", "tickpar.perf.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
         *(["--work-rate", repr(rate)] if rate else []),
         "--processes", "1", "--values", str(values), "--warmups", str(warmups),
         "--loops", "1", "--append", str(appended), *extra_args,
@@ -469,7 +469,7 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
     """Fold the rounds into the record's summary fields; move the pyperf file; write the record."""
     import pyperf
 
-    from tickpar.envinfo import environment, versions
+    from tickpar.host.envinfo import environment, versions
     from tickpar.runner import write_json_atomic
 
     record = job.record
@@ -579,9 +579,26 @@ def measure_cells(
         return records
 
 
-def _crash_record(job: TimingJob, reason: str) -> dict[str, Any]:
-    from tickpar.sweep import write_fallback
+def write_fallback(out: str | Path, kind: str, reason: str, what: str) -> dict[str, Any]:
+    """The record of a job (check, golden or timing) whose command died before writing one (so the sweep goes on)."""
+    from tickpar.runner import RECORD_FORMAT, write_json_atomic
 
+    if what == "timing":
+        record: dict[str, Any] = {"format": TIMING_FORMAT, "status": kind, "reason": reason, "values": []}
+    else:
+        record = {
+            "format": RECORD_FORMAT,
+            "verdict": {"kind": kind, "reason": reason, "divergence": None},
+            "failure": {"kind": kind, "message": reason},
+        }
+    record["fallback"] = True
+    record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    write_json_atomic(out, record)
+    return record
+
+
+
+def _crash_record(job: TimingJob, reason: str) -> dict[str, Any]:
     return write_fallback(job.out, "crash", reason, "timing")
 
 
@@ -712,7 +729,7 @@ def main_snakemake(smk: Any) -> None:
         stopped = False
         try:
             # Snakemake's main process keeps a core busy even with nothing to schedule: stop it while the
-            # clock runs (tickpar/orchestrator.py). The watchdog continues it whatever happens to this job.
+            # clock runs (tickpar/host/orchestrator.py). The watchdog continues it whatever happens to this job.
             with paused(os.getppid(), settings.get("pause_orchestrator", True)) as stopped:
                 log.write(f"tickpar: orchestrator (pid {os.getppid()}) {'paused' if stopped else 'not paused'}\n")
                 log.flush()
@@ -742,7 +759,7 @@ def main_snakemake(smk: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The pyperf script (``python -m tickpar.timing``)."""
+    """The pyperf script (``python -m tickpar.perf.timing``)."""
     if argv is not None:
         sys.argv[1:] = list(argv)
     _script_main()

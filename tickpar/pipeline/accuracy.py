@@ -14,7 +14,7 @@ strategy, variant, order, workers), over the seeds of the sweep:
                     the speed of an approximate answer, which is the point here
 ``error_<figure>``  mean over seeds of the absolute relative error against the
                     golden run (a fraction: 0.05 is 5%), one column per error
-                    figure of :func:`tickpar.oracle.errors`: ``final_tick``,
+                    figure of :func:`tickpar.verify.oracle.errors`: ``final_tick``,
                     ``events`` and each statistic the workload declares
 ``max_error``       the largest of the row's error columns
 ``seeds``           seeds with errors; ``verdict``: the worst verdict over them
@@ -27,7 +27,7 @@ column.  :func:`thresholds` says, per workload shape, the smallest quantum
 ratio whose error passes each level (1% and 15% by default: the anchors'
 claims are par-gem5's single-digit percent and parti-gem5's under 15%).
 
-    python -m tickpar.accuracy results/summary.csv --out results/accuracy.csv
+    python -m tickpar.pipeline.accuracy results/summary.csv --out results/accuracy.csv
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing import Any
 
 import pandas as pd
 
-from tickpar.aggregate import write_csv_atomic
-from tickpar.oracle import MISSING, worst_verdict
+from tickpar.pipeline.aggregate import write_csv_atomic
 from tickpar.plugins import BASELINE
+from tickpar.verify.oracle import MISSING, worst_verdict
 
 __all__ = ["COLUMNS", "ERROR_PREFIX", "LEVELS", "accuracy_table", "main", "thresholds"]
 
@@ -137,7 +137,9 @@ def main_snakemake(smk: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tickpar.accuracy", description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tickpar.pipeline.accuracy", description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument("summary", help="results/summary.csv")
     parser.add_argument("--out", default="results/accuracy.csv")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """The accuracy–speed page of the report: error against speedup for each quantum ratio.
 
-Drawn from ``results/accuracy.csv`` (:mod:`tickpar.accuracy`).  One panel per
+Drawn from ``results/accuracy.csv`` (:mod:`tickpar.pipeline.accuracy`).  One panel per
 workload shape; each line is one error figure (final tick, event count, each
 declared statistic) of the relaxed strategy at the swept quantum ratios, in
 ratio order, each point labelled with its ratio (``1x``, ``10x``, ... the
@@ -10,7 +10,7 @@ anchors' claims: par-gem5's single-digit percent (below 10%) and parti-gem5's
 under 15%; a dotted line marks speedup 1.  :func:`accuracy_sentences` are the page's findings: per shape,
 the quantum ratio at which the worst error first passes 1% and 15%.
 
-    python -m tickpar.report_accuracy results/accuracy.csv --out results/report/accuracy.svg
+    python -m tickpar.report.accuracy results/accuracy.csv --out results/report/accuracy.svg
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from tickpar.accuracy import ERROR_PREFIX, accuracy_table, thresholds
+from tickpar.pipeline.accuracy import ERROR_PREFIX, accuracy_table, thresholds
 
 __all__ = ["ANCHORS", "accuracy_findings", "accuracy_sentences", "fig_accuracy", "main", "pdf_pages", "summary_page"]
 
@@ -169,7 +169,7 @@ def main_snakemake(smk: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     doc = (__doc__ or "").splitlines()
-    parser = argparse.ArgumentParser(prog="python -m tickpar.report_accuracy", description=doc[0] if doc else None)
+    parser = argparse.ArgumentParser(prog="python -m tickpar.report.accuracy", description=doc[0] if doc else None)
     parser.add_argument("accuracy", help="results/accuracy.csv")
     parser.add_argument("--out", default="results/report/accuracy.svg")
     args = parser.parse_args(argv)

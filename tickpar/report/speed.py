@@ -2,7 +2,7 @@
 
 Used by :mod:`tickpar.report` (pages ``speedup``, ``breakeven``, ``scaling``,
 the speedup table and the speed findings).  Inputs: ``results/summary.csv``
-and ``results/prediction.csv`` (:mod:`tickpar.prediction`).
+and ``results/prediction.csv`` (:mod:`tickpar.perf.prediction`).
 
 *Counted* points (:func:`counted`): a timed cell's speedup counts toward the
 study only if its run was exact and, where the summary has the timing

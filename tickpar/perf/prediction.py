@@ -1,7 +1,7 @@
 """Cost presets, each strategy's bound and its predicted scaling, per workload shape (DESIGN §9).
 
 One event DAG per shape (and order) is recorded with *metered* work
-(:func:`tickpar.bounds.record_dag`, ``meter_work=True``: the engine and handler
+(:func:`tickpar.perf.bounds.record_dag`, ``meter_work=True``: the engine and handler
 cost of each event, and the ``work_us`` it asked for), so a shape costs one
 work-free sequential run whatever its ``work_us``.  A cost preset turns it into
 seconds:
@@ -23,13 +23,13 @@ seconds:
     backend the GIL serialises everything but GIL-releasing work, so a
     threads run also takes at least the sum of the engine costs plus
     ``o_event`` per event (plus the work under ``gil-hold``).
-``cxx`` (gem5-like C++, :data:`tickpar.bounds.CXX`, each figure with its source)
+``cxx`` (gem5-like C++, :data:`tickpar.perf.bounds.CXX`, each figure with its source)
     engine cost per event replaced by gem5's, work as requested, no GIL.
 
 Per strategy (:func:`strategy_time`): ``sequential`` is the reference (1);
 ``split`` pops every event under one queue lock (``max(work / P, events *
 o_event)``); ``tick-barrier`` and ``conservative`` (``sync=window`` or
-``null-message``, ``P`` LPs) are :mod:`tickpar.bounds`' structural models
+``null-message``, ``P`` LPs) are :mod:`tickpar.perf.bounds`' structural models
 (tick-barrier groups by component, also for ``lock_key=name``, which is exact
 only where names and components coincide).
 The *bound* (``bound_speedup``, preset ``here``) takes each batch's makespan
@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tickpar.bounds import (
+from tickpar.perf.bounds import (
     CXX,
     Dag,
     Overheads,
@@ -157,7 +157,7 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     if name != "here":
         raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
     if calibration is None:
-        raise ValueError("preset 'here' needs a calibration (tickpar.prediction.calibrate)")
+        raise ValueError("preset 'here' needs a calibration (tickpar.perf.prediction.calibrate)")
     a, b = calibration["sync_model"][backend]
     sync = _sync_fn(a, b, one_free=True)
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
@@ -168,7 +168,7 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
 # -- calibration -------------------------------------------------------------------------------
 def _work_cost(mode: str) -> tuple[float, float]:
     """``(per_call_s, per_us_s)`` of the work model ``mode``: best-of timings at 2 and 50 µs, a line through them."""
-    from tickpar.work import make_work
+    from tickpar.kernel.work import make_work
 
     work, _ = make_work(mode)
     sizes = (2.0, 50.0)
@@ -553,15 +553,15 @@ def _write_json(path: str | Path, data: Mapping[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tickpar.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
+    """``python -m tickpar.perf.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
     import argparse
     import sys
 
-    from tickpar.params import ParamError, parse_assignments
-    from tickpar.registry import PluginError
+    from tickpar.kernel.params import ParamError, parse_assignments
+    from tickpar.plugins.registry import PluginError
     from tickpar.runner import resolve_cell
 
-    parser = argparse.ArgumentParser(prog="python -m tickpar.prediction", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tickpar.perf.prediction", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     cal = sub.add_parser("calibrate", help="measure the 'here' preset's costs once per sweep")
     cal.add_argument("--cores", type=int, default=None, help="largest P to measure sync at (default: usable cores)")
@@ -600,7 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except Exception as exc:  # recorded, like a crashed cell: the sweep goes on without this shape's bounds
                 record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
                           "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip
-                print(f"tickpar.prediction: {args.workload}/{args.shape}: {record['error']}", file=sys.stderr)
+                print(f"tickpar.perf.prediction: {args.workload}/{args.shape}: {record['error']}", file=sys.stderr)
             _write_json(args.out, record)
         else:
             summary = pd.read_csv(args.summary) if Path(args.summary).exists() else pd.DataFrame()
@@ -608,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             out.to_csv(args.out, index=False)
     except (ValueError, OSError, ParamError, PluginError) as exc:
-        print(f"tickpar.prediction: error: {exc}", file=sys.stderr)
+        print(f"tickpar.perf.prediction: error: {exc}", file=sys.stderr)
         return 2
     return 0
 

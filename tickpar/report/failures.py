@@ -14,8 +14,8 @@ Driven by the config's ``failures`` section (config/README.md)::
         interleave_seeds: 12
         threads: {work: gil-release, params: {work_us: 20.0}, runs: 4}
 
-For each cell: :func:`tickpar.shrink.shrink` within the budget, then
-:func:`tickpar.anatomy.explain` of the shrunk cell, a swimlane timeline
+For each cell: :func:`tickpar.pipeline.shrink.shrink` within the budget, then
+:func:`tickpar.runner.explain` of the shrunk cell, a swimlane timeline
 (:func:`timeline_figure`: one lane per worker against simulated ticks: the
 pops, the handler, the failing operation) and an HTML page.  The rates are
 measured, not assumed: each interleave seed (or each threads run) is one
@@ -23,7 +23,7 @@ measured, not assumed: each interleave seed (or each threads run) is one
 
 Run from the pipeline (rules/failures.smk) or by hand::
 
-    python -m tickpar.report_failures --config config/config.yaml --outdir results/report/failures
+    python -m tickpar.report.failures --config config/config.yaml --outdir results/report/failures
 """
 
 from __future__ import annotations
@@ -43,10 +43,9 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 
-from tickpar.anatomy import explain
-from tickpar.registry import get_registry
-from tickpar.runner import Cell, check_cell, resolve_cell, write_json_atomic
-from tickpar.shrink import ShrinkResult, command, shrink
+from tickpar.pipeline.shrink import ShrinkResult, command, shrink
+from tickpar.plugins.registry import get_registry
+from tickpar.runner import Cell, check_cell, explain, resolve_cell, write_json_atomic
 
 __all__ = [
     "OUTDIR",
@@ -321,10 +320,10 @@ def main_snakemake(smk: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tickpar.report_failures --config FILE --outdir DIR``: the failure pages without Snakemake."""
+    """``python -m tickpar.report.failures --config FILE --outdir DIR``: the failure pages without Snakemake."""
     import yaml
 
-    parser = argparse.ArgumentParser(prog="python -m tickpar.report_failures")
+    parser = argparse.ArgumentParser(prog="python -m tickpar.report.failures")
     parser.add_argument("--config", required=True, help="a sweep config with a failures: section")
     parser.add_argument("--outdir", default="results/report/failures")
     parser.add_argument("--strategy", action="append", help="only this strategy's page (repeatable)")

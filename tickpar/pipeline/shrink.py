@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tickpar.oracle import Verdict
-from tickpar.params import ParamError
+from tickpar.kernel.params import ParamError
+from tickpar.pipeline.sweep import format_value
 from tickpar.plugins import BASELINE
-from tickpar.registry import PluginError, get_registry
+from tickpar.plugins.registry import PluginError, get_registry
 from tickpar.runner import Cell, Outcome, check_cell, execute, resolve_cell
-from tickpar.sweep import format_value
+from tickpar.verify.oracle import Verdict
 
 __all__ = ["SEEDS_PER_CANDIDATE", "ShrinkResult", "command", "shrink"]
 

@@ -15,13 +15,13 @@ in: a handler is a method ``handler(self, payload)`` that reads
   ``cur_tick``;
 * ``self.call(peer, method, *args)``: a same-tick direct call into a peer
   (gem5's port calls), declared with :meth:`Model.connect_direct`;
-* ``self.work(us)``: synthetic work (see :mod:`tickpar.work`);
+* ``self.work(us)``: synthetic work (see :mod:`tickpar.kernel.work`);
 * ``self.rng``: the component's own ``random.Random``.
 
 Everything a component processes is folded into its digest in order:
 ``(when, priority, event-name id, payload)`` per event, and
 ``(when, "call", method id, args)`` per direct call received; the oracle adds
-the final :meth:`Component.state`.  The fold (:mod:`tickpar.digests`) keeps
+the final :meth:`Component.state`.  The fold (:mod:`tickpar.kernel.digests`) keeps
 distinct values and distinct types apart (``-1``/``-2``, ``1``/``1.0``/``True``)
 and is the same in every process and under every ``PYTHONHASHSEED``, which is
 what lets process and MPI backends be compared with a threaded run.  Payloads
@@ -50,8 +50,8 @@ from threading import get_ident
 from time import perf_counter
 from typing import Any
 
-from tickpar.digests import NAME_ID_BITS, event_id, fold_record
-from tickpar.eventq import Event, EventQueue, Priority, canonical_source
+from tickpar.kernel.digests import NAME_ID_BITS, event_id, fold_record
+from tickpar.kernel.eventq import Event, EventQueue, Priority, canonical_source
 
 __all__ = [
     "Component",
@@ -103,7 +103,7 @@ class ModelEvent(Event):
         self.component = component
         self.handler = handler
         self.payload: Any = 0
-        #: The event's name and priority as one digest lane (they never change; see tickpar.digests).
+        #: The event's name and priority as one digest lane (they never change; see tickpar.kernel.digests).
         self.eid = event_id(component.model.name_id(name), self._priority)
 
     def process(self) -> None:
@@ -113,7 +113,7 @@ class ModelEvent(Event):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        # A fast record (tickpar.digests); the bound is one CPython digit, so the compares stay specialised.
+        # A fast record (tickpar.kernel.digests); the bound is one CPython digit, so the compares stay specialised.
         if type(payload) is int and -1 < payload < _COMPACT > when > -1:
             comp.digest = hash((comp.digest, when, self.eid, payload))
         else:
@@ -141,7 +141,7 @@ class MessageEvent(ModelEvent):
         payload = self.payload
         comp.when = when
         comp.count += 1
-        # A fast record (tickpar.digests); the bound is one CPython digit, so the compares stay specialised.
+        # A fast record (tickpar.kernel.digests); the bound is one CPython digit, so the compares stay specialised.
         if type(payload) is int and -1 < payload < _COMPACT > when > -1:
             comp.digest = hash((comp.digest, when, self.eid, payload))
         else:
@@ -192,7 +192,7 @@ class GuardedMessageEvent(_RaceGuard, MessageEvent):
 
 
 class _DagRecorded:
-    """Mixin for models that record their event DAG (for :mod:`tickpar.bounds`).
+    """Mixin for models that record their event DAG (for :mod:`tickpar.perf.bounds`).
 
     Each processed event appends ``(component id, when, priority, source key,
     first seq, last seq, cost_s)``.  The source key says who scheduled it; the
@@ -436,7 +436,7 @@ class Component:
 class Model:
     """All components and links of one simulated system, built from (params, seed).
 
-    ``work`` is the ``work(us)`` function (see :mod:`tickpar.work`); ``trace``
+    ``work`` is the ``work(us)`` function (see :mod:`tickpar.kernel.work`); ``trace``
     keeps every component's full event list for first-divergence reports.
     ``end_tick`` (set by the workload, or ``None``) is where the simulation
     stops: events at ``end_tick`` with priority below ``SIM_EXIT`` still run,

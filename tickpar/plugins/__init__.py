@@ -1,0 +1,38 @@
+"""Layer ``plugins``: the plugin contracts and the registry that finds plugins.
+
+Holds :mod:`~tickpar.plugins.contracts` (:class:`Workload`, :class:`Strategy`, :class:`Promise`,
+:class:`StrategyResult`, the traits), :mod:`~tickpar.plugins.spec` (:class:`RunSpec`) and
+:mod:`~tickpar.plugins.registry` (discovery of files and entry points).  Plugin authors import
+from here: ``from tickpar.plugins import Strategy, Workload, RunSpec``.
+
+May import: ``tickpar.verify``, ``tickpar.kernel``, ``tickpar.host``.  Modules of this package
+import each other by their own names (``tickpar.plugins.contracts``), never through this face.
+"""
+
+from tickpar.plugins.contracts import (
+    BASELINE,
+    STAT_KEYS,
+    TRAITS,
+    DeadlockError,
+    LookaheadError,
+    Promise,
+    Strategy,
+    StrategyResult,
+    Workload,
+    base_stats,
+)
+from tickpar.plugins.spec import RunSpec
+
+__all__ = [
+    "BASELINE",
+    "STAT_KEYS",
+    "TRAITS",
+    "DeadlockError",
+    "LookaheadError",
+    "Promise",
+    "RunSpec",
+    "Strategy",
+    "StrategyResult",
+    "Workload",
+    "base_stats",
+]
