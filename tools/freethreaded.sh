@@ -9,14 +9,16 @@
 #     - otherwise it builds CPython 3.13 with --disable-gil from Debian 13's python3.13 source package
 #       (fetched with a temporary apt source list: the machine's own lists may be Debian 12's, which has
 #       no 3.13) into the cache, and reuses it on every later run.
-#  2. The venv ($TICKPAR_FT_VENV, default .venv-ft/): tickpar installed editable with --no-deps, then
-#     the cell's own dependencies, read from pyproject.toml ([tool.tickpar] cell-dependencies): the
-#     pipeline's (snakemake, pandas, matplotlib, jsonschema, ...) have no free-threaded wheels.
+#  2. The venv ($TICKPAR_FT_VENV, default .venv-ft/): the cell's own dependencies, named in
+#     pyproject.toml ([tool.tickpar] cell-dependencies, with [project] dependencies' ranges), then tickpar
+#     installed editable with --no-deps: the pipeline's dependencies (snakemake, pandas, matplotlib,
+#     jsonschema, ...) do not all install on a free-threaded interpreter, and a cell needs none of them.
+#     With --test, also what `make test-ft` needs ([tool.tickpar] cell-test-dependencies).
 #
-# Exit status 0 with .venv-ft/bin/tickpar in place; otherwise one line on stderr says what is missing.
-# Options (environment): JOBS (make -j, default 2), TICKPAR_FT_EXTRA (more pip requirements for the venv,
-# space-separated, e.g. "pytest pytest-timeout hypothesis" for make test-ft), DEBIAN_MIRROR (default: the
-# Debian mirror in /etc/apt, else deb.debian.org).
+# Usage: tools/freethreaded.sh [--test]. Exit status 0 with .venv-ft/bin/tickpar in place; otherwise one
+# line on stderr says what is missing. Environment: TICKPAR_CACHE (the interpreter's cache, default .cache/),
+# TICKPAR_FT_VENV, TICKPAR_FT_PYTHON, JOBS (make -j, default 2), DEBIAN_MIRROR (default: the Debian mirror
+# in /etc/apt, else deb.debian.org).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -154,17 +156,27 @@ build() {
     rm -rf "$build_dir"
 }
 
-# The cell's dependencies: pyproject.toml's [tool.tickpar] cell-dependencies (a subset of the base ones).
+# The cell's dependencies: pyproject.toml's [tool.tickpar] cell-dependencies (names), with the version ranges
+# of [project] dependencies; with --test also cell-test-dependencies, with the [test] extra's ranges.
 cell_requirements() {
-    "$1" - "$ROOT/pyproject.toml" <<'EOF'
-import sys, tomllib
+    "$1" - "$ROOT/pyproject.toml" "$WITH_TEST" <<'EOF'
+import re, sys, tomllib
 with open(sys.argv[1], "rb") as f:
     data = tomllib.load(f)
-reqs = data.get("tool", {}).get("tickpar", {}).get("cell-dependencies")
-if reqs is None:  # before pyproject.toml declares them
-    reqs = ["networkx>=3.2,<4", "pyperf>=2.11,<3", "pyyaml>=6,<7"]
-for req in reqs:
-    print(req)
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+def pins(reqs):
+    return {norm(re.match(r"[A-Za-z0-9._-]+", r).group(0)): r for r in reqs}
+project, tool = data["project"], data.get("tool", {}).get("tickpar", {})
+lists = [(tool.get("cell-dependencies", []), pins(project.get("dependencies", [])), "[project] dependencies")]
+if sys.argv[2] == "1":
+    extra = project.get("optional-dependencies", {}).get("test", [])
+    lists.append((tool.get("cell-test-dependencies", []), pins(extra), "the [test] extra"))
+for names, known, where in lists:
+    for name in names:
+        if norm(name) not in known:
+            sys.exit(f"pyproject.toml: [tool.tickpar] names {name!r}, which is not in {where}")
+        print(known[norm(name)])
 EOF
 }
 
@@ -179,21 +191,27 @@ make_venv() {
         say "venv: creating $VENV with $python"
         "$python" -m venv "$VENV" || die "could not create $VENV with $python (is its ensurepip there?)"
     fi
-    mapfile -t reqs < <(cell_requirements "$py")
-    [ ${#reqs[@]} -gt 0 ] || die "pyproject.toml has no [tool.tickpar] cell-dependencies"
-    # shellcheck disable=SC2206
-    local extra=(${TICKPAR_FT_EXTRA:-})
-    say "venv: pip install ${reqs[*]} ${extra[*]}"
-    "$py" -m pip install --quiet --disable-pip-version-check --prefer-binary "${reqs[@]}" "${extra[@]}" \
-        || die "pip could not install the cell's dependencies on $($py -VV | head -n1): ${reqs[*]} ${extra[*]}"
+    local listed
+    listed=$(cell_requirements "$py") || die "could not read the cell's dependencies from pyproject.toml"
+    [ -n "$listed" ] || die "pyproject.toml has no [tool.tickpar] cell-dependencies"
+    mapfile -t reqs <<<"$listed"
+    say "venv: pip install ${reqs[*]}"
+    "$py" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --prefer-binary "${reqs[@]}" \
+        || die "pip could not install the cell's dependencies on $($py -VV | head -n1): ${reqs[*]}"
     say "venv: pip install --no-deps -e $ROOT"
-    "$py" -m pip install --quiet --disable-pip-version-check --no-deps -e "$ROOT" \
+    "$py" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --no-deps -e "$ROOT" \
         || die "pip install --no-deps -e $ROOT failed under $VENV"
     is_freethreaded "$py" || die "$py runs with the GIL enabled"
     [ -x "$VENV/bin/tickpar" ] || die "$VENV/bin/tickpar is missing after the install"
 }
 
 main() {
+    WITH_TEST=0
+    case "${1:-}" in
+        --test) WITH_TEST=1 ;;
+        "") ;;
+        *) die "usage: tools/freethreaded.sh [--test]   (--test: also what make test-ft needs)" ;;
+    esac
     mkdir -p "$CACHE"
     local python
     python=$(find_interpreter)

@@ -78,3 +78,16 @@ def _static_environment() -> dict[str, Any]:
 def environment() -> dict[str, Any]:
     """Everything that identifies the machine and interpreter (GIL state read now)."""
     return {**_static_environment(), "gil_enabled": gil_enabled()}
+
+
+def _main() -> int:
+    """``python -m tickpar.host.envinfo``: this interpreter's environment and versions, as one JSON object
+    (what a timing driver records for cells it runs under another interpreter)."""
+    import json
+
+    print(json.dumps({"env": environment(), "versions": versions()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
