@@ -351,6 +351,38 @@ def test_report_pages_put_the_interpreters_side_by_side(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- correctness on real threads
 
 
+def test_gil_release_work_slices_a_view_of_its_own_thread() -> None:
+    """Each thread hashes slices of its own memoryview: slicing one shared view from several threads
+    released it on CPython 3.13t (its export count is not atomic), and every later gil-release event of
+    the process failed ("operation forbidden on released memoryview object": a tick-barrier timing run)."""
+    import threading
+
+    from tickpar.kernel.work import make_work, thread_view
+
+    work, _ = make_work("gil-release")
+    views: list[memoryview] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            views.append(thread_view())
+            assert thread_view() is views[-1]
+            for _ in range(2000):
+                work(0.05)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len({id(v) for v in views}) == 4 and all(thread_view() is not v for v in views)
+
+
+
+
 def test_claims_are_atomic_on_real_threads() -> None:
     """Two threads claiming one component at once: never both inside (the race guard's claim was a read
     then a write; on CPython 3.13t two threads both took the component in ~2% of claims, unreported)."""
