@@ -47,6 +47,7 @@ FT_TESTS ?= tests/test_conformance.py tests/test_freethreaded.py tests/test_tick
 	tests/test_conservative.py tests/test_quantum.py tests/test_split.py tests/test_eventq.py tests/test_model.py \
 	tests/test_oracle.py
 STRESS ?= --runs 20 --workers 2 4
+STRESS_RELEASE ?= --runs 5 --workers 2 4 --work gil-release
 
 $(FT_STAMP): pyproject.toml tools/freethreaded.sh
 	TICKPAR_FT_VENV=$(FT_VENV) tools/freethreaded.sh
@@ -62,6 +63,7 @@ test-ft: $(FT_TEST_STAMP)
 	$(FT_VENV)/bin/python -c "import sys; assert not sys._is_gil_enabled(), 'the GIL is on'"
 	$(FT_VENV)/bin/python -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider $(FT_TESTS)
 	$(FT_VENV)/bin/python -m tickpar.pipeline.stress $(STRESS)
+	$(FT_VENV)/bin/python -m tickpar.pipeline.stress --no-split $(STRESS_RELEASE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
