@@ -236,6 +236,23 @@ def test_the_interpreter_axis_expands_cells_paths_labels_and_baselines(fake_ft: 
     assert {c.interpreter for c in load_sweep(cfg, "test").cells} == {"default", "freethreaded"}
 
 
+def test_the_shipped_freethreaded_config_expands(fake_ft: str) -> None:
+    """config/freethreaded.yaml: both interpreters and both work modes for every timed cell, each timing group
+    with the sequential baseline of each (interpreter, work, order) it times."""
+    pytest.importorskip("snakemake")
+    yaml = pytest.importorskip("yaml")
+    from tickpar.pipeline.sweep import load_sweep
+
+    sweep = load_sweep(yaml.safe_load((REPO_ROOT / "config" / "freethreaded.yaml").read_text()), "freethreaded")
+    assert {(c.interpreter, c.work) for c in sweep.timed} == {
+        (i, w) for i in ("default", "freethreaded") for w in ("gil-hold", "gil-release")
+    }
+    for cells in sweep.timing_groups.values():
+        baselines = {(c.interpreter, c.work, c.order) for c in cells if c.strategy == "sequential"}
+        assert {(c.interpreter, c.work, c.order) for c in cells} <= baselines
+    assert {c.params["work_us"] for c in sweep.timed} == {1, 30, 300}
+
+
 def test_a_strategy_on_an_interpreter_without_its_baseline_is_refused(fake_ft: str, doubles_dir: Path) -> None:
     pytest.importorskip("snakemake")
     from tickpar.pipeline.sweep import SweepError, load_sweep
