@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: report test test-slow test-slurm lint clean native
+.PHONY: report test test-slow test-ft test-slurm freethreaded lint clean native
 
 $(STAMP): pyproject.toml native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,36 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow
+
+# `make freethreaded`: a free-threaded CPython (python3.14t/3.13t on PATH, else CPython 3.13 built with
+# --disable-gil from Debian's source into .cache/, reused; TICKPAR_CACHE moves it) and .venv-ft/ with
+# tickpar and what a cell needs (tools/freethreaded.sh). Sweeps with `interpreters: [..., freethreaded]`
+# run their cells under it. `make test-ft`: the conformance suite and the thread-strategy stress under it.
+FT_VENV ?= $(or $(TICKPAR_FT_VENV),.venv-ft)
+FT_STAMP := $(FT_VENV)/.installed
+FT_TEST_STAMP := $(FT_VENV)/.installed-test
+# What test-ft runs under the free-threaded interpreter (tests that need only a cell's dependencies).
+FT_TESTS ?= tests/test_conformance.py tests/test_freethreaded.py tests/test_tick_barrier.py \
+	tests/test_conservative.py tests/test_quantum.py tests/test_split.py tests/test_eventq.py tests/test_model.py \
+	tests/test_oracle.py
+STRESS ?= --runs 20 --workers 2 4
+STRESS_RELEASE ?= --runs 5 --workers 2 4 --work gil-release
+
+$(FT_STAMP): pyproject.toml tools/freethreaded.sh
+	TICKPAR_FT_VENV=$(FT_VENV) tools/freethreaded.sh
+	touch $@
+
+$(FT_TEST_STAMP): $(FT_STAMP)
+	TICKPAR_FT_VENV=$(FT_VENV) tools/freethreaded.sh --test
+	touch $@
+
+freethreaded: $(FT_STAMP)
+
+test-ft: $(FT_TEST_STAMP)
+	$(FT_VENV)/bin/python -c "import sys; assert not sys._is_gil_enabled(), 'the GIL is on'"
+	$(FT_VENV)/bin/python -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider $(FT_TESTS)
+	$(FT_VENV)/bin/python -m tickpar.pipeline.stress $(STRESS)
+	$(FT_VENV)/bin/python -m tickpar.pipeline.stress --no-split $(STRESS_RELEASE)
 
 # `make test-slurm`: a one-node SLURM on localhost (slurm-wlm and munge installed when missing, as root), the
 # sweep config/test-slurm.yaml through config/profiles/slurm and its checks; outputs in results-slurm/.

@@ -55,10 +55,11 @@ def cell_args(wildcards):
 
 
 def check_threads(wildcards):
-    """Cores a correctness job claims: one per worker process or MPI rank; 1 for threads, which the
-    GIL keeps on about one core (oversubscribing a check only slows it; timing jobs claim `workers`)."""
+    """Cores a correctness job claims: one per worker process or MPI rank, or per thread on the
+    free-threaded interpreter; 1 for threads under the GIL, which keeps them on about one core
+    (oversubscribing a check only slows it; timing jobs claim `workers`)."""
     cell = SWEEP.cell(wildcards)
-    return cell.workers if cell.processes or cell.mpi else 1
+    return cell.workers if cell.processes or cell.mpi or cell.interpreter != "default" else 1
 
 
 def exclusive(wildcards):
@@ -77,6 +78,8 @@ REPORT_OUTPUTS = {
     "time_per_event": f"results/report/time_per_event.{FMT}",
     "overhead": f"results/report/overhead.{FMT}",
     "breakeven": f"results/report/breakeven.{FMT}",
+    "interpreters": f"results/report/interpreters.{FMT}",
+    "ft_cost": f"results/report/ft_cost.{FMT}",
     "scaling": f"results/report/scaling.{FMT}",
     "findings": "results/report/findings.html",
     "environment": "results/report/environment.html",

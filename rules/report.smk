@@ -27,6 +27,18 @@ rule report_files:
             category="Performance",
             labels={"figure": "speedup vs work per event"},
         ),
+        interpreters=report(
+            REPORT_OUTPUTS["interpreters"],
+            caption="../report/interpreters.rst",
+            category="Interpreters",
+            labels={"figure": "speedup vs work per event, per interpreter"},
+        ),
+        ft_cost=report(
+            REPORT_OUTPUTS["ft_cost"],
+            caption="../report/ft_cost.rst",
+            category="Interpreters",
+            labels={"figure": "free-threaded single-thread cost"},
+        ),
         scaling=report(
             REPORT_OUTPUTS["scaling"],
             caption="../report/scaling.rst",

@@ -34,13 +34,14 @@ rule check:
         timeout=config["timeout_s"],
         limit=2 * config["timeout_s"] + 60,
         py=PY,
+        cell_py=lambda wc: shlex.quote(SWEEP.cell(wc).python),  # the cell's interpreter (default or freethreaded)
     threads: check_threads
     priority: 10
     resources:
         bench=exclusive,
         load=lambda wc: LOAD if exclusive(wc) else 1,
     shell:
-        "rc=0; timeout -k 10 {params.limit} {params.py} -m tickpar check {params.args} --timeout {params.timeout}"
+        "rc=0; timeout -k 10 {params.limit} {params.cell_py} -m tickpar check {params.args} --timeout {params.timeout}"
         " --golden {input.golden} --out {output} > {log} 2>&1 || rc=$?;"
         " if [ ! -s {output} ]; then"
         " {params.py} -m tickpar.pipeline.sweep fallback --what check --rc $rc --log {log} --out {output}; fi"

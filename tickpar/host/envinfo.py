@@ -80,3 +80,16 @@ def environment() -> dict[str, Any]:
     it ran in (None outside SLURM)."""
     slurm = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID") or None
     return {**_static_environment(), "gil_enabled": gil_enabled(), "slurm_job_id": slurm}
+
+
+def _main() -> int:
+    """``python -m tickpar.host.envinfo``: this interpreter's environment and versions, as one JSON object
+    (what a timing driver records for cells it runs under another interpreter)."""
+    import json
+
+    print(json.dumps({"env": environment(), "versions": versions()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

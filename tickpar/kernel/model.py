@@ -322,7 +322,9 @@ class Component:
         self.digest = 0
         self.trace: list[tuple[int, int, str, Any]] | None = [] if model.trace else None
         self.events: dict[str, ModelEvent] = {}
-        self._occupant: object = None
+        #: Who is inside: key 0 -> the occupant (absent: nobody). A one-slot dict, not an attribute, so that
+        #: :meth:`claim` can take it in one atomic step (``dict.setdefault``), also on a free-threaded build.
+        self._occupant: dict[int, object] = {}
         self._seq = 0
         self._source_base = canonical_source(self.id, 0)
         self.work = model.work
@@ -375,24 +377,29 @@ class Component:
     @property
     def occupant(self) -> object:
         """The worker inside this component now (``None``: nobody), as set by :meth:`claim`."""
-        return self._occupant
+        return self._occupant.get(0)
 
     def claim(self, owner: object) -> object:
-        """Enter as ``owner``: take the component if nobody is inside; return who was inside before.
+        """Enter as ``owner`` (not ``None``): take the component if nobody is inside; return who was inside before.
 
         ``None`` means the claim took it (the caller releases it later);
         ``owner`` itself means it already held it; anything else is another
-        worker inside (a race for the caller to report).  Not atomic: callers
-        that claim from several threads serialise their claims.
+        worker inside (a race for the caller to report).  Atomic: of two
+        threads claiming at once exactly one takes it and the other sees it
+        taken (``dict.setdefault`` is one step under the GIL and on a
+        free-threaded build alike; a read then a write was not: on 3.13t two
+        threads both took it and the race went unreported).
         """
-        occupant = self._occupant
-        if occupant is None:
-            self._occupant = owner
-        return occupant
+        slot = self._occupant
+        occupant = slot.get(0)
+        if occupant is not None:
+            return occupant
+        occupant = slot.setdefault(0, owner)
+        return None if occupant is owner else occupant
 
     def release(self) -> None:
         """Leave the component (undo a claim that returned ``None``)."""
-        self._occupant = None
+        self._occupant.pop(0, None)
 
     def call(self, peer: Component, method: str, *args: Any) -> Any:
         """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest.

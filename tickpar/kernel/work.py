@@ -14,11 +14,12 @@ is recorded with every run, since it is what turns ``work_us`` into seconds.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["WORK_MODES", "WorkModel", "make_work", "set_rate"]
+__all__ = ["WORK_MODES", "WorkModel", "make_work", "set_rate", "thread_view"]
 
 WORK_MODES = ("gil-release", "gil-hold", "none")
 
@@ -45,8 +46,22 @@ class WorkModel:
 
 
 _BUFFER = bytes(range(256)) * 4096  # 1 MiB; slices are views, so no copy per call
-_VIEW = memoryview(_BUFFER)
 _calibrated: dict[str, float] = {}
+_THREAD = threading.local()
+
+
+def thread_view() -> memoryview:
+    """The calling thread's own memoryview of the buffer (slices of it are what gil-release work hashes).
+
+    One view per thread, never shared: on a free-threaded build (CPython 3.13t) a memoryview's export
+    count is not atomic, so threads slicing one shared view at once can lose an update and release
+    the view for good ("operation forbidden on released memoryview object"); under the GIL it was.
+    """
+    try:
+        return _THREAD.view  # type: ignore[no-any-return]
+    except AttributeError:
+        view = _THREAD.view = memoryview(_BUFFER)
+        return view
 
 
 def _spin(n: int) -> int:
@@ -75,7 +90,8 @@ def calibrate(mode: str) -> float:
         return 0.0
     if mode not in _calibrated:
         if mode == "gil-release":
-            rate = _median_rate(lambda n: hashlib.sha256(_VIEW[:n]).digest(), 512 * 1024)
+            view = thread_view()
+            rate = _median_rate(lambda n: hashlib.sha256(view[:n]).digest(), 512 * 1024)
         else:
             rate = _median_rate(_spin, 200_000)
         _calibrated[mode] = rate
@@ -108,10 +124,14 @@ def make_work(mode: str) -> tuple[Callable[[float], None], WorkModel]:
     elif mode == "gil-release":
         limit = len(_BUFFER)
         sha256 = hashlib.sha256
-        view = _VIEW
+        local = _THREAD
 
         def work(us: float) -> None:
             n = int(us * rate)
+            try:
+                view = local.view
+            except AttributeError:
+                view = thread_view()
             while n > limit:
                 sha256(view).digest()
                 n -= limit

@@ -516,12 +516,15 @@ def measured_speedups(summary: pd.DataFrame) -> pd.DataFrame:
 
     One row per (workload, shape, strategy, variant, order, work, workers): the
     median over seeds of ``loop_speedup`` where the summary has it, else of
-    ``speedup`` (column ``measured``; ``measure`` says which).
+    ``speedup`` (column ``measured``; ``measure`` says which).  Only the default
+    interpreter's cells: the model's ``here`` costs are that interpreter's.
     """
     df = summary
     if df.empty or "speedup" not in df:
         return pd.DataFrame()
     keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
+    if "interpreter" in df:
+        keep &= df["interpreter"].fillna("default") == "default"
     if "timed_exact" in df:
         keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
     if "contended" in df:

@@ -43,7 +43,10 @@ Two roles, one module:
 after every correctness job; ``rules/bench.smk``) and a standalone ``tickpar
 time`` with the same settings produce the same statistic.
 
-Work calibration (``tickpar.kernel.work``) runs once in the driver, after a first
+Work calibration (``tickpar.kernel.work``) runs once in the driver (once per
+interpreter: a cell of the sweep's ``freethreaded`` interpreter runs its pyperf
+script under that ``python``, calibrated by one short process of it, and its
+record's ``env`` is that interpreter's), after a first
 CPU-availability probe has brought the cores up to speed, and every worker it
 starts uses that rate (``--work-rate``; ``tickpar time --work-rate`` takes a
 pipeline record's ``work_units_per_us`` to repeat exactly its work): every cell of a timing job does the
@@ -63,6 +66,7 @@ timed simulation.
 # tickpar.timing/3: contended rounds are re-timed: retimes (the budget per cell), n_retimed, retime_reasons
 #   (one line per re-time: round, probe, share, threshold); per round: attempt (0: first timing, 1...: re-times)
 #   and retimed (a later attempt replaced it). A re-time is one more entry in rounds.
+#   Later, same format: python_executable (the interpreter the cell ran under; env is that interpreter's).
 """
 
 from __future__ import annotations
@@ -323,6 +327,8 @@ class TimingJob:
     golden: str | None = None
     record: dict[str, Any] = field(default_factory=dict)
     done: bool = False
+    #: The interpreter the cell runs under (``python -m tickpar.perf.timing``); None: this one.
+    python: str | None = None
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any], *, golden: bool = True) -> TimingJob:
@@ -335,7 +341,14 @@ class TimingJob:
             entry["seed"], entry["order"], entry["work"],
         )  # fmt: skip
         checks = (entry["check_path"], entry["golden_path"]) if golden else (None, None)
-        return cls(cell, list(entry["cli_args"]), Path(entry["timing_path"]), Path(entry["pyperf_path"]), *checks)
+        job = cls(cell, list(entry["cli_args"]), Path(entry["timing_path"]), Path(entry["pyperf_path"]), *checks)
+        job.python = entry.get("python") or None
+        return job
+
+    @property
+    def executable(self) -> str:
+        """The ``python`` that runs this cell's pyperf workers."""
+        return self.python or sys.executable
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -369,6 +382,7 @@ def _new_record(job: TimingJob, rounds: int, values: int, warmups: int) -> dict[
         "pyperf_file": None,
         "pyperf_metadata": {},
         "work_units_per_us": None,
+        "python_executable": job.executable,
     }
 
 
@@ -386,11 +400,39 @@ def _compute_golden(job: TimingJob, tmp: Path, index: int) -> str:
     return str(path)
 
 
-def _work_rate(mode: str) -> float:
-    """This process's calibration of ``mode`` (once per timing job): every worker it starts uses it."""
-    from tickpar.kernel.work import calibrate
+def _work_rate(mode: str, python: str | None = None) -> float:
+    """The calibration of ``mode`` (once per timing job and interpreter): every worker it starts uses it.
 
-    return calibrate(mode)
+    Under this interpreter it is this process's own; under another one (a free-threaded ``python``,
+    whose loop runs at its own speed) one short process of that interpreter calibrates it.
+    """
+    if python is None or python == sys.executable:
+        from tickpar.kernel.work import calibrate
+
+        return calibrate(mode)
+    code = f"from tickpar.kernel.work import calibrate; print(repr(calibrate({mode!r})))"
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return float(out.stdout.strip())
+
+
+_ENV_OF: dict[str, dict[str, Any]] = {}
+
+
+def _environment_of(python: str | None) -> dict[str, Any]:
+    """``{"env": ..., "versions": ...}`` of the interpreter that ran the cell (asked once per interpreter)."""
+    from tickpar.host.envinfo import environment, versions
+
+    if python is None or python == sys.executable:
+        return {"env": environment(), "versions": versions()}
+    if python not in _ENV_OF:
+        try:
+            out = subprocess.run(
+                [python, "-m", "tickpar.host.envinfo"], capture_output=True, text=True, timeout=60, check=True
+            )
+            _ENV_OF[python] = json.loads(out.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            return {"env": {"python_executable": python, "error": str(exc)}, "versions": {}}
+    return _ENV_OF[python]
 
 
 def _read_runs(path: Path) -> list[dict[str, Any]]:
@@ -429,7 +471,7 @@ def _time_round(
     job.golden = golden
     record["work_units_per_us"] = rate
     cmd = [
-        sys.executable, "-m", "tickpar.perf.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
+        job.executable, "-m", "tickpar.perf.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
         *(["--work-rate", repr(rate)] if rate else []),
         "--processes", "1", "--values", str(values), "--warmups", str(warmups),
         "--loops", "1", "--append", str(appended), *extra_args,
@@ -491,7 +533,6 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
     """Fold the rounds into the record's summary fields; move the pyperf file; write the record."""
     import pyperf
 
-    from tickpar.host.envinfo import environment, versions
     from tickpar.runner import write_json_atomic
 
     record = job.record
@@ -532,8 +573,9 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
     if record["status"] == "ok" and record["timed_exact"] is False:
         record["reason"] = "timed runs not exact: " + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()))
     record["wall_s"] = time.perf_counter() - started
-    record["env"] = environment()
-    record["versions"] = versions()
+    where = _environment_of(job.python)
+    record["env"] = where["env"]
+    record["versions"] = where["versions"]
     record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_json_atomic(job.out, record)
     return record
@@ -582,8 +624,10 @@ def measure_cells(
         tmp = Path(tmp_name)
         indexed = list(enumerate(jobs))
         probe: dict[str, Any] | None = cpu_availability()  # the last probe, while nothing has run since
-        modes = {job.cell.spec.work for job in jobs}
-        rates = {mode: 0.0 if mode == "none" else work_rate or _work_rate(mode) for mode in modes}
+        # One calibration per (interpreter, work mode): a free-threaded build runs the gil-hold loop at its own
+        # speed, so each interpreter's cells do work_us of its own time per event.
+        modes = {(job.python, job.cell.spec.work) for job in jobs}
+        rates = {key: 0.0 if key[1] == "none" else work_rate or _work_rate(key[1], key[0]) for key in modes}
         for round_no in range(rounds):
             shift = round_no % len(indexed) if indexed else 0
             for index, job in indexed[shift:] + indexed[:shift]:  # rotated: no cell always first
@@ -592,7 +636,7 @@ def measure_cells(
                 try:
                     settings = dict(
                         values=values, warmups=warmups, timeout=timeout, inherit=inherit, extra_args=extra_args,
-                        min_cpu_available=min_cpu_available, log=log, rate=rates[job.cell.spec.work],
+                        min_cpu_available=min_cpu_available, log=log, rate=rates[(job.python, job.cell.spec.work)],
                     )  # fmt: skip
                     probe = _time_round(job, index, round_no, tmp, before=probe, **settings)
                     probe = _retime_while_contended(

@@ -7,7 +7,9 @@ unreadable record becomes verdict ``missing`` / timing status ``missing``; it
 never stops the aggregate.
 
 Columns (see :data:`ID_COLUMNS` and :func:`cell_row`): the cell (workload, shape,
-family, strategy, variant, label, workers, seed, order, work), every workload
+family, strategy, variant, label, base_label (strategy/variant without the label's
+tags), workers, seed, order, work, ``interpreter``: ``default`` or ``freethreaded``,
+and ``gil``: ``enabled`` or ``disabled``, as the cell's own process found it), every workload
 parameter (``param_*``) and strategy option (``opt_*``), the verdict with the
 strategy's own promise (``expected_verdict``: its label, one verdict, ``not exact`` or
 ``one of ...``; ``as_expected``: whether the verdict keeps it), the timing
@@ -29,7 +31,7 @@ state, work model, cpu, cores, versions as ``ver_*``).
 ``speedup`` is the end-to-end speedup, what a user waits for: ``T_seq / T`` with
 ``T`` the mean of the cell's pyperf values (whole runs: model build and
 process/rank start-up included) and ``T_seq`` that of the sequential cell with
-the same workload, shape (so the same parameters), seed, order and work mode.
+the same workload, shape (so the same parameters), seed, order, work mode and interpreter.
 ``loop_speedup`` is the same ratio of the loop times (the strategy's execution
 alone).  Only usable values enter them (:func:`usable_values`): a cell whose
 timed runs were not all exact gets no speedup, and values taken in a contended
@@ -71,8 +73,8 @@ __all__ = [
 ]
 
 ID_COLUMNS = [
-    "cell", "workload", "shape", "family", "strategy", "variant", "label",
-    "workers", "seed", "order", "work", "timed", "mpi", "processes",
+    "cell", "workload", "shape", "family", "strategy", "variant", "label", "base_label",
+    "workers", "seed", "order", "work", "interpreter", "gil", "timed", "mpi", "processes",
 ]  # fmt: skip
 _ENV_KEYS = (
     "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",
@@ -123,6 +125,8 @@ def cell_row(
 ) -> dict[str, Any]:
     """One summary row: the manifest entry joined with its records (without speedup, see :func:`aggregate`)."""
     row: dict[str, Any] = {k: entry.get(k) for k in ID_COLUMNS}
+    row["interpreter"] = entry.get("interpreter") or "default"
+    row["base_label"] = entry.get("base_label") or entry.get("label")
     for k, v in (entry.get("params") or {}).items():
         row[f"param_{k}"] = v
     for k, v in (entry.get("options") or {}).items():
@@ -166,6 +170,8 @@ def cell_row(
     env = check.get("env") or timing.get("env") or {}
     for key in _ENV_KEYS:
         row[key] = env.get(key)
+    gil = env.get("gil_enabled")
+    row["gil"] = None if gil is None else ("enabled" if gil else "disabled")
     work_model = check.get("work_model") or {}
     row["work_model"] = work_model.get("mode", entry.get("work"))
     row["engine"] = entry.get("engine") or check.get("engine") or "python"  # python or native (the C++ replay)
@@ -278,18 +284,22 @@ def aggregate(
         defaults = {k: p.default for k, p in get_registry().strategy(BASELINE).options.items()}
     except Exception:  # the baseline plugin is missing: any sequential cell will do
         defaults = None
-    group_keys = ("workload", "shape", "seed", "order", "work")
+
+    def group_key(entry: Mapping[str, Any]) -> tuple[Any, ...]:  # a speedup's baseline: same interpreter too
+        same = ("workload", "shape", "seed", "order", "work")
+        return (*(entry[k] for k in same), entry.get("interpreter", "default"))
+
     baselines: dict[tuple[Any, ...], str] = {}
     for entry in entries:
         if entry["strategy"] != BASELINE or entry["cell"] not in values:
             continue
-        key = tuple(entry[k] for k in group_keys)
+        key = group_key(entry)
         if key not in baselines or _is_default_baseline(entry, defaults):
             baselines[key] = entry["cell"]
 
     speed: list[dict[str, Any]] = []
     for entry, row in zip(entries, rows, strict=True):
-        base_cell = baselines.get(tuple(entry[k] for k in group_keys))
+        base_cell = baselines.get(group_key(entry))
         out: dict[str, Any] = {"baseline_cell": base_cell}
         mine = values.get(entry["cell"])
         base = values.get(base_cell) if base_cell else None

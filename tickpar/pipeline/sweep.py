@@ -11,10 +11,12 @@ so cross-checks of the plugins (``Workload.check_params``,
 :class:`SweepError` line naming the key, e.g.
 ``strategies.split.variants.bad.lock_key: 'x' is not one of ['name', 'component']``.
 
-A *cell* is (workload, shape, strategy, variant, workers, seed, order, work):
+A *cell* is (workload, shape, strategy, variant, workers, seed, order, work, interpreter):
 ``shape`` names a parameter set of the workload, ``variant`` an option set of
-the strategy.  Cells at ``workers`` are checked and timed; cells at
-``check_workers`` are checked only.  Left out, and counted: cells above a
+the strategy, ``interpreter`` the Python the cell's jobs run under (``default``, or
+``freethreaded``: :mod:`tickpar.host.interpreters`; a sweep that asks for one that is
+not available stops with a :class:`SweepError` saying how to get it).  Cells at
+``workers`` are checked and timed; cells at ``check_workers`` are checked only.  Left out, and counted: cells above a
 strategy's ``max_workers`` (sequential runs at 1 only), MPI cells with more
 ranks than ``max_ranks`` (default: the usable cores), correctness-only cells
 (check variants, check workers) on shapes derived by ``sweep:`` (they differ
@@ -26,7 +28,7 @@ record is computed once per (workload, shape, seed, order) and shared.
 Files (relative to the working directory; see :class:`SweepCell`)::
 
     results/golden/{workload}/{shape}/{order}/s{seed}.json
-    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}.json
+    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/w{workers}-s{seed}.json
     results/timing/...same.../w{workers}-s{seed}.json        (+ .pyperf.json beside it)
     results/timing/{workload}/{shape}.json                   (the shape's timing job: index of the above)
     results/logs/{check,timing,golden}/...same....log
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import os
 import sys
@@ -50,6 +53,8 @@ from typing import Any
 
 import yaml
 
+from tickpar.host.interpreters import DEFAULT as DEFAULT_INTERPRETER
+from tickpar.host.interpreters import INTERPRETERS, InterpreterError, interpreter_python
 from tickpar.host.paths import REPO_ROOT
 from tickpar.kernel.eventq import ORDERS
 from tickpar.kernel.params import ParamError, resolve
@@ -78,7 +83,7 @@ __all__ = [
 SCHEMA_PATH = REPO_ROOT / "config" / "config.schema.yaml"
 DEFAULT_VARIANT = "default"
 
-_CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/w{workers}-s{seed}"
+_CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/w{workers}-s{seed}"
 CHECK_PATTERN = f"results/check/{_CELL_PART}.json"
 TIMING_PATTERN = f"results/timing/{_CELL_PART}.json"
 #: One timing job per workload shape: its index of the cell records it wrote (rules/bench.smk).
@@ -92,6 +97,7 @@ WILDCARD_CONSTRAINTS = {
     "variant": r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     "order": r"[A-Za-z0-9_]+",
     "work": r"[A-Za-z0-9_-]+",
+    "interpreter": r"[A-Za-z0-9_-]+",
     "workers": r"\d+",
     "seed": r"\d+",
 }
@@ -137,6 +143,7 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
     defs = schema["$defs"]
     defs["order"] = {"enum": list(ORDERS), "description": "tie order mode"}
     defs["work"] = {"enum": list(WORK_MODES), "description": "work model"}
+    defs["interpreter"] = {"enum": list(INTERPRETERS), "description": "interpreter the cells run under"}
     workloads = {}
     for name, entry in describe["workloads"].items():
         params = entry["params"]
@@ -231,6 +238,13 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                     "type": "array",
                     "description": "order modes for this strategy (default: the sweep's orders)",
                     "items": {"$ref": "#/$defs/order"},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+                "interpreters": {
+                    "type": "array",
+                    "description": "interpreters for this strategy (default: the sweep's interpreters)",
+                    "items": {"$ref": "#/$defs/interpreter"},
                     "minItems": 1,
                     "uniqueItems": True,
                 },
@@ -332,6 +346,12 @@ class SweepCell:
     expected: str | None = None
     #: The promised verdicts (``expected`` is their label: one verdict, ``not exact`` or ``one of ...``).
     promised: tuple[str, ...] = ()
+    interpreter: str = DEFAULT_INTERPRETER
+    #: The ``python`` that runs the cell's check and timing jobs (:func:`tickpar.host.interpreters.interpreter_python`).
+    python: str = ""
+    #: What the label adds to strategy/variant to tell cells apart in one figure: ``ft`` (the free-threaded
+    #: interpreter), the work mode (when the sweep has several).
+    tags: tuple[str, ...] = ()
 
     @property
     def wildcards(self) -> dict[str, Any]:
@@ -342,6 +362,7 @@ class SweepCell:
             "variant": self.variant,
             "order": self.order,
             "work": self.work,
+            "interpreter": self.interpreter,
             "workers": self.workers,
             "seed": self.seed,
         }
@@ -351,9 +372,14 @@ class SweepCell:
         return _CELL_PART.format(**self.wildcards)
 
     @property
-    def label(self) -> str:
-        """Strategy and variant, as in the legends (``split/nochecks``; the default variant is just the name)."""
+    def base_label(self) -> str:
+        """Strategy and variant (``split/nochecks``; the default variant is just the name)."""
         return self.strategy if self.variant == DEFAULT_VARIANT else f"{self.strategy}/{self.variant}"
+
+    @property
+    def label(self) -> str:
+        """The legends' name: :attr:`base_label` and the tags (``tick-barrier [ft, gil-hold]``)."""
+        return f"{self.base_label} [{', '.join(self.tags)}]" if self.tags else self.base_label
 
     @property
     def check_path(self) -> str:
@@ -391,7 +417,7 @@ class SweepCell:
     def timing_entry(self) -> dict[str, Any]:
         """What the timing job of its shape needs: the manifest row, the CLI options, the pyperf and golden files."""
         return {**self.row(), "cli_args": self.cli_args(), "pyperf_path": self.pyperf_path,
-                "golden_path": self.golden_path}  # fmt: skip
+                "golden_path": self.golden_path, "python": self.python}  # fmt: skip
 
     def row(self) -> dict[str, Any]:
         """The manifest row (what the aggregate joins the records to)."""
@@ -403,10 +429,12 @@ class SweepCell:
             "strategy": self.strategy,
             "variant": self.variant,
             "label": self.label,
+            "base_label": self.base_label,
             "workers": self.workers,
             "seed": self.seed,
             "order": self.order,
             "work": self.work,
+            "interpreter": self.interpreter,
             "timed": self.timed,
             "mpi": self.mpi,
             "processes": self.processes,
@@ -558,7 +586,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                 raise SweepError(f"workloads.{wname}.{section}.{shape}: {exc}") from None
             workload_shapes.append((wname, shape, family, params, shape_timed))
 
-    variants: list[tuple[str, str, dict[str, Any], bool, list[str]]] = []
+    variants: list[tuple[str, str, dict[str, Any], bool, list[str], list[str]]] = []
     only: dict[str, tuple[list[int] | None, set[str] | None]] = {}  # a strategy's own workers and shapes
     shape_names = {shape for _, shape, _, _, _ in workload_shapes}
     for sname, sentry in strategies.items():
@@ -572,6 +600,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                 )
         only[sname] = (sentry.get("workers"), set(sentry["shapes"]) if sentry.get("shapes") else None)
         orders = list(sentry.get("orders") or config.get("orders", ["gem5"]))
+        interpreters = list(sentry.get("interpreters") or config.get("interpreters", [DEFAULT_INTERPRETER]))
         timed_variants = sentry.get("variants") or ({} if sentry.get("check_variants") else {DEFAULT_VARIANT: {}})
         check_variants = sentry.get("check_variants") or {}
         for variant in set(timed_variants) & set(check_variants):
@@ -584,20 +613,40 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                 except ParamError as exc:
                     raise SweepError(f"strategies.{sname}.{section}.{variant}: {exc}") from None
                 variant_timed = variant_timed and bool(sentry.get("timed", True))
-                variants.append((sname, variant, options, variant_timed, orders))
+                variants.append((sname, variant, options, variant_timed, orders, interpreters))
 
     if timing_on:
-        base_orders = {o for s, _, _, _, orders in variants if s == BASELINE for o in orders}
-        for sname, _, _, strategy_timed, orders in variants:
+        base_orders = {o for s, _, _, _, orders, _ in variants if s == BASELINE for o in orders}
+        base_interpreters = {i for s, _, _, _, _, interps in variants if s == BASELINE for i in interps}
+        for sname, _, _, strategy_timed, orders, interps in variants:
             missing = [o for o in orders if o not in base_orders]
             if strategy_timed and missing:
                 raise SweepError(
                     f"strategies.{sname}.orders: {missing[0]!r} has no {BASELINE} baseline to compute speedups"
                     f" (add it to strategies.{BASELINE}.orders or to orders)"
                 )
+            missing = [i for i in interps if i not in base_interpreters]
+            if strategy_timed and missing:
+                raise SweepError(
+                    f"strategies.{sname}.interpreters: {missing[0]!r} has no {BASELINE} baseline to compute"
+                    f" speedups (add it to strategies.{BASELINE}.interpreters or to interpreters)"
+                )
+    # Every interpreter asked for must be there: one line saying how to get a missing one.
+    pythons: dict[str, str] = {}
+    for sname, _, _, _, _, interps in variants:
+        for interp in interps:
+            if interp in pythons:
+                continue
+            try:
+                pythons[interp] = interpreter_python(interp)
+            except InterpreterError as exc:
+                where = "interpreters" if interp in config.get("interpreters", ()) else f"strategies.{sname}"
+                where += ".interpreters" if where.startswith("strategies") else ""
+                raise SweepError(f"{where}: {exc}") from None
+    several_work = len(config.get("work", ["gil-release"])) > 1
 
     for wname, shape, family, params, shape_timed in workload_shapes:
-        for sname, variant, options, strategy_timed, orders in variants:
+        for sname, variant, options, strategy_timed, orders, interps in variants:
             scls = registry.strategy(sname)
             mpi = _uses_mpi(scls, options)
             processes = bool(scls().uses_processes(options))
@@ -626,7 +675,8 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
                 for order in orders:
-                    for work in config.get("work", ["gil-release"]):
+                    for work, interp in itertools.product(config.get("work", ["gil-release"]), interps):
+                        tags = (("ft",) if interp != DEFAULT_INTERPRETER else ()) + ((work,) if several_work else ())
                         for seed in config["seeds"]:
                             try:
                                 cell = resolve_cell(wname, params, sname, options, workers, seed, order, work)
@@ -661,6 +711,9 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     family=family,
                                     expected=promise.verdict,
                                     promised=tuple(promise.to_dict()["verdicts"]),
+                                    interpreter=interp,
+                                    python=pythons[interp],
+                                    tags=tags,
                                 )
                             )
     if not cells:

@@ -22,6 +22,9 @@ file each, for Snakemake's HTML report:
 * ``efficiency``: speedup / workers;
 * ``breakeven``: speedup at the largest timed worker count against the work per
   event on a log axis; where a line crosses 1 the strategy breaks even;
+* ``interpreters`` and ``ft_cost``: the default and the free-threaded interpreter
+  side by side, speedup against the work per event per work mode, and the
+  free-threaded build's single-thread cost (:mod:`tickpar.report.interpreters`);
 * ``scaling``: predicted speedup for P = 1 ... 64, presets ``here`` and
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
@@ -67,6 +70,7 @@ from matplotlib.patches import Patch
 from tickpar.plugins import BASELINE
 from tickpar.report import failures as report_failures
 from tickpar.report.accuracy import accuracy_findings, summary_page
+from tickpar.report.interpreters import fig_ft_cost, fig_interpreters, interpreter_findings
 from tickpar.report.speed import (
     breakeven,
     breakeven_points,
@@ -372,6 +376,7 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
                 f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise{basis})."
             )
     out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
+    out += interpreter_findings(df, param)
     tp = speed_table(df)
     tp = tp[~tp["label"].str.startswith(BASELINE)]
     one = tp[(tp["workers"] == 1) & tp["overhead"].notna()]
@@ -419,14 +424,22 @@ def environment_rows(df: pd.DataFrame, extra: dict[str, Any] | None = None) -> l
     rows: list[tuple[str, str]] = []
     if df.empty:
         return rows
-    gil = _unique(df, "gil_enabled")
-    gil_text = {"True": "enabled", "False": "disabled"}.get(gil, gil)
-    ft = _unique(df, "free_threaded_build")
     rows += [
         ("CPU", _unique(df, "cpu_model")),
         ("cores (usable)", f"{_unique(df, 'cores')} ({_unique(df, 'usable_cores')})"),
-        ("Python", f"{_unique(df, 'implementation')} {_unique(df, 'python')}"),
-        ("GIL", gil_text + (" (free-threaded build)" if ft == "True" else "")),
+    ]
+    interps = list(dict.fromkeys(df["interpreter"].fillna("default"))) if "interpreter" in df.columns else []
+    for interp in interps or [None]:
+        sub = df if interp is None else df[df["interpreter"].fillna("default") == interp]
+        gil = _unique(sub, "gil_enabled")
+        gil_text = {"True": "enabled", "False": "disabled"}.get(gil, gil)
+        ft = _unique(sub, "free_threaded_build")
+        suffix = f" ({interp})" if interp is not None and len(interps) > 1 else ""
+        rows += [
+            ("Python" + suffix, f"{_unique(sub, 'implementation')} {_unique(sub, 'python')}"),
+            ("GIL" + suffix, gil_text + (" (free-threaded build)" if ft == "True" else "")),
+        ]
+    rows += [
         ("platform", _unique(df, "platform")),
         ("host", _unique(df, "hostname")),
         ("git", _unique(df, "git_sha")),
@@ -604,6 +617,8 @@ PAGES: list[Page] = [
     Page("speedup", lambda d: fig_speedup(d.df)),
     Page("efficiency", lambda d: fig_speedup(d.df, efficiency=True)),
     Page("breakeven", lambda d: fig_breakeven(d.df, _palette(d.df), d.param)),
+    Page("interpreters", lambda d: fig_interpreters(d.df, d.param)),
+    Page("ft_cost", lambda d: fig_ft_cost(d.df, d.param)),
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),

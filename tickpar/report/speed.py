@@ -420,7 +420,7 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         bp = pts[(pts["workload"] == workload) & (pts["family"] == family) & (pts["label"] == label)]
         if len(bp) >= 2:
             parts.append(f"{param} {breakeven_text(*breakeven(bp['x'].tolist(), bp['speedup'].tolist()))}")
-        if not pred.empty:
+        if not pred.empty and "[" not in label:  # the model is the default interpreter's (tagged labels: other cells)
             strategy, _, variant = label.partition("/")
             shapes_in = [w.split("/", 1)[1] for w in grp["where"].unique()]
             e = pred[
