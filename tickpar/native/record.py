@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from tickpar.kernel.eventq import Event, EventQueue
 from tickpar.kernel.model import MessageEvent, Model
 from tickpar.kernel.simloop import start_single_queue
@@ -100,6 +98,8 @@ class RecordedDag:
 
     def arrays(self) -> dict[str, Any]:
         """The engine's flat arrays: occurrences regrouped by object (``occ_off``), ops by occurrence."""
+        import numpy as np  # here, not at the top: a Python-engine cell imports this module and needs no numpy
+
         order = [k for per_obj in self.occs for k in per_obj]
         occ_off = np.zeros(len(self.obj_comp) + 1, dtype=np.int64)
         occ_off[1:] = np.cumsum([len(per_obj) for per_obj in self.occs])
