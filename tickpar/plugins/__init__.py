@@ -18,6 +18,7 @@ from tickpar.plugins.contracts import (
     Promise,
     Strategy,
     StrategyResult,
+    UnsavedStateError,
     Workload,
     base_stats,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "RunSpec",
     "Strategy",
     "StrategyResult",
+    "UnsavedStateError",
     "Workload",
     "base_stats",
 ]
