@@ -38,8 +38,8 @@ without waiting for its inputs:
   rolled back).  Under canonical order the LP takes the event back, holds
   the error and runs nothing at or after it; any rollback, annihilation or
   earlier event drops the hold (the event is retried).  The error is real
-  once GVT, computed without the held event, passes it.  Under gem5 order,
-  or with a zero-latency link crossing LPs, errors are raised at once.
+  once GVT, computed without the held event, passes it.  With a
+  zero-latency link crossing LPs (GVT by tick) errors are raised at once.
 * **Rollback-safety check** (``rollback_check``, ROSS's optimistic debug
   mode): every event is run, rolled back and run again.  After the rollback
   the component's whole attribute tree (:meth:`~tickpar.kernel.model.Component.fingerprint`)
@@ -88,6 +88,11 @@ Record = tuple[Key, int, list[Any], dict[Component, Any], list[tuple[int, int]] 
 
 #: Every this-many-th record is measured (bytes) for the saved-state estimate.
 _SAMPLE_EVERY = 64
+#: Under gem5 order ties are not comparable across LPs: messages, anti-messages and records compare by
+#: ``(packed key, MIN_TIE)``, and a queued event reports ``(packed key, _QUEUED_TIE)``, just above: a message
+#: still to come at a queued event's key is already in a channel (counted at MIN_TIE), since a message sent
+#: from now on lands at least a tick later; so GVT can pass a held event's key without passing its anti-message.
+_QUEUED_TIE = MIN_TIE + 1
 
 _running = threading.local()
 
@@ -132,7 +137,7 @@ class OptimisticSync:
         self.zero_cut = bool(args.get("zero_cut", False))
         self.canonical = plan.order == "canonical"
         #: Hold speculative errors (see the module docstring) only where GVT can pass a held key.
-        self.hold_errors = self.canonical and not self.zero_cut
+        self.hold_errors = not self.zero_cut
         end = plan.end_tick
         #: Events run while their packed key is below this: ``when <= end_tick`` (model priorities < SIM_EXIT).
         self.end_key: Any = math.inf if end is None else (end + 1) << PRIO_BITS
@@ -181,8 +186,9 @@ class OptimisticSync:
         lp.model.keep_messages()
         lp.model.call_guard = _call_guard
 
-    def _key(self, event: Event, tie: Any = None) -> Key:
-        source = event.source if tie is None else tie
+    def _key(self, event: Event) -> Key:
+        """A message event's key, as a straggler or an anti-message compares it (see :meth:`_local_min`)."""
+        source = event.source
         second = source if self.canonical and source is not None and source >= 0 else MIN_TIE
         return (pack_key(event.when, event.priority), second)
 
@@ -194,8 +200,11 @@ class OptimisticSync:
         self.queue = lp.queue  # type: ignore[assignment]
         self.gvt = MarkerGVT(lp.index, lp.peers, self._send, self._local_min, tick_only=self.zero_cut)
         try:
-            self._start(lp)
-            self._loop(lp)
+            if not lp.peers and not self.checking:
+                self._alone(lp)
+            else:
+                self._start(lp)
+                self._loop(lp)
         except Aborted:
             raise
         except BaseException as exc:
@@ -203,6 +212,13 @@ class OptimisticSync:
             self.abort(lp)
         finally:
             _running.policy = None
+
+    def _alone(self, lp: LogicalProcess) -> None:
+        """One LP: no message can come, so nothing is ever rolled back: serve it all, saving nothing."""
+        before = sum(c.count for c in lp.own)
+        lp.serve(math.inf)
+        self.processed = self.committed = sum(c.count for c in lp.own) - before
+        self.done = True
 
     def _start(self, lp: LogicalProcess) -> None:
         for link in lp.links:
@@ -346,7 +362,7 @@ class OptimisticSync:
             raise exc
         self.hold_gen += 1
         self.held_errors += 1
-        self.hold = _Hold(event, tie, (key, tie), exc, self.hold_gen)
+        self.hold = _Hold(event, tie, (key, tie) if self.canonical else (key, MIN_TIE), exc, self.hold_gen)
         if self.gvt is not None and self.gvt.value >= self.hold.key:  # cannot happen: GVT <= a pending key
             raise exc
 
@@ -405,7 +421,7 @@ class OptimisticSync:
             what = next(k for k in first if first[k] != second[k])
             raise UnsavedStateError(
                 comp.name, event.name, key_when(key),
-                f"running it again after a rollback gave another {what}: the handler reads state "
+                f"running it again after a rollback gave different {what}: the handler reads state "
                 "that no saved state covers (module or class attributes, another component's)",
             )
         self._log(key, tie, event, journal, snaps, sent)
@@ -530,11 +546,11 @@ class OptimisticSync:
             head = q.head()  # type: ignore[union-attr]
             if head is None or head[0] >= self.end_key:
                 return INF
-            return (head[0], head[1]) if self.canonical else (head[0], MIN_TIE)
+            return (head[0], head[1]) if self.canonical else (head[0], _QUEUED_TIE)
         for event in q.pending():  # type: ignore[union-attr]
             if event is hold.event:
                 continue
-            key = self._key(event)
+            key = self._key(event) if self.canonical else (pack_key(event.when, event.priority), _QUEUED_TIE)
             return INF if key[0] >= self.end_key else key
         return INF
 
