@@ -71,6 +71,7 @@ REPORT_OUTPUTS = {
     "overhead": f"results/report/overhead.{FMT}",
     "breakeven": f"results/report/breakeven.{FMT}",
     "scaling": f"results/report/scaling.{FMT}",
+    "optimism": f"results/report/optimism.{FMT}",
     "findings": "results/report/findings.html",
     "environment": "results/report/environment.html",
     "pdf": "results/report.pdf",

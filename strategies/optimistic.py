@@ -14,10 +14,14 @@ details.
 
 Lookahead: not needed for correctness.  ``window`` bounds optimism: an LP
 runs only events with ``when < GVT + window`` ticks (0: unbounded, classic
-Time Warp).  A window at or below the smallest latency of a link crossing
-LPs leaves almost nothing to roll back; a larger one trades rollbacks for
-parallelism where lookahead is small, which is where windows of conservative
-sync starve.
+Time Warp); ``window_ratio`` gives it as a multiple of the lookahead (the
+smallest latency of a link crossing LPs), which carries across shapes.  An
+event below ``GVT + lookahead`` is *safe*: no message can reach it any more,
+so it runs without saving and commits at once.  With ``window_ratio <= 1``
+every event is safe: nothing is saved or rolled back and the LPs run as an
+asynchronous conservative scheme paced by GVT; a larger window trades
+rollbacks for parallelism where lookahead is small, which is where windows
+of conservative sync starve.
 
 Ownership: components are partitioned into ``workers`` LPs by
 :func:`tickpar.pdes.partition.partition` (``partition=auto`` never separates
@@ -52,8 +56,11 @@ naming the component and the event.
 
 Statistics beyond the common ones: ``processed`` (events run, rolled-back
 runs included), ``committed``, ``rolled_back``, ``efficiency`` (committed /
-processed), ``rollbacks`` and ``rollback_lengths`` (a histogram: events
-undone per rollback -> count), ``stragglers``, ``anti_messages`` (sent),
+processed), ``rollbacks`` and ``rollback_lengths`` (a histogram: ``[events
+undone, rollbacks]`` pairs, one summary column as JSON), ``rollback_mean_length``,
+``rollback_max_length``, ``stragglers``, ``safe_events`` (events below
+``GVT + lookahead``, which no message can reach any more: run without saving
+and committed at once), ``anti_messages`` (sent),
 ``annihilated``, ``gvt_rounds``, ``held_errors`` (handler errors held while
 speculating, later undone), ``peak_saved`` (``snapshots``: the most records
 of saved state held at once, summed over LPs; ``bytes``: that many times the
@@ -95,12 +102,22 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
     lp_of = plan.lp_of
     zero_cut = any(lp_of[link.src.id] != lp_of[link.dst.id] and link.latency == 0 for link in model.links)
     args = {
-        "window": options["window"],
+        "window": window_ticks(options, plan.lookahead),
         "gvt_interval": options["gvt_interval"],
         "rollback_check": options["rollback_check"],
         "zero_cut": zero_cut,
     }
     return replace(plan, sync_args=args), part
+
+
+def window_ticks(options: dict[str, Any], lookahead: int | None) -> int:
+    """The window in ticks: ``window_ratio`` x the lookahead (at least 1) when given, else ``window``."""
+    ratio = options.get("window_ratio")
+    if ratio is None:
+        return int(options.get("window", 0))
+    if not ratio or lookahead is None:
+        return 0  # ratio 0, or no link crosses LPs (nothing to wait for): unbounded
+    return max(1, int(ratio * lookahead))
 
 
 class Optimistic(Strategy):
@@ -109,6 +126,8 @@ class Optimistic(Strategy):
     options = {
         "window": Param(int, 0, "bounded optimism: run only events before GVT + window ticks (0: unbounded)",
                         min=0, max=10**15),
+        "window_ratio": Param(float, None, "window as a multiple of the lookahead (overrides window; 0: unbounded)",
+                              min=0.0, max=1e9, nullable=True),
         "backend": Param(str, "threads", "threads (shared model) or processes (one per LP, sockets)",
                          choices=BACKENDS),
         "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
@@ -186,23 +205,28 @@ class Optimistic(Strategy):
         gvt_rounds = max(r.stats.get("gvt_rounds", 0) for r in results)
         # A "batch" is what a GVT round commits.
         stats = partitioned_stats(results, record, plan, part, wall, batches=gvt_rounds)
-        lengths: dict[str, int] = {}
+        lengths: dict[int, int] = {}
         for r in results:
             for length, count in r.stats.get("rollback_lengths", {}).items():
-                lengths[length] = lengths.get(length, 0) + count
+                lengths[int(length)] = lengths.get(int(length), 0) + count
         committed = lp_total(results, "committed")
+        rollbacks = sum(lengths.values())
         stats.update(
             backend=options["backend"],
-            window=options["window"],
+            window=plan.sync_args["window"],
+            window_ratio=options.get("window_ratio"),
             gvt_interval=options["gvt_interval"],
             rollback_check=options["rollback_check"],
             processed=processed,
             committed=committed,
             rolled_back=lp_total(results, "rolled_back"),
             efficiency=committed / processed if processed else 1.0,
-            rollbacks=lp_total(results, "rollbacks"),
-            rollback_lengths=dict(sorted(lengths.items(), key=lambda kv: int(kv[0]))),
+            rollbacks=rollbacks,
+            rollback_lengths=[[n, lengths[n]] for n in sorted(lengths)],
+            rollback_mean_length=sum(n * k for n, k in lengths.items()) / rollbacks if rollbacks else 0.0,
+            rollback_max_length=max(lengths, default=0),
             stragglers=lp_total(results, "stragglers"),
+            safe_events=lp_total(results, "safe_events"),
             anti_messages=lp_total(results, "anti_messages"),
             annihilated=lp_total(results, "annihilated"),
             held_errors=lp_total(results, "held_errors"),

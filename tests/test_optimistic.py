@@ -271,8 +271,8 @@ def test_exact_with_statistics(workload: str, params: dict[str, Any], options: d
     assert stats["processed"] - stats["rolled_back"] == stats["committed"]
     if not params.get("direct_calls"):  # a direct call counts as an event of its callee in the record
         assert stats["committed"] == outcome.record.events
-    assert sum(stats["rollback_lengths"].values()) == stats["rollbacks"]
-    assert sum(int(k) * v for k, v in stats["rollback_lengths"].items()) == stats["rolled_back"]
+    assert sum(count for _n, count in stats["rollback_lengths"]) == stats["rollbacks"]
+    assert sum(n * count for n, count in stats["rollback_lengths"]) == stats["rolled_back"]
     assert set(stats["peak_saved"]) == {"snapshots", "bytes"}
 
 
@@ -388,3 +388,51 @@ def test_roundrobin_partition_is_exact() -> None:
     verdict, outcome = _check("multicore", {"cores": 2, "requests_per_core": 40}, partition="roundrobin")
     assert verdict.kind == "exact", verdict.reason
     assert outcome.stats["messages"] > 0
+
+
+# -- the report page ---------------------------------------------------------------------------------------
+def _summary_rows() -> Any:
+    import pandas as pd
+
+    from tickpar.report import render as report
+
+    rows = []
+
+    def row(shape: str, family: str, label: str, work: float, lookahead: int, speedup: float, **stats: Any) -> None:
+        strategy, _, variant = label.partition("/")
+        rows.append({
+            "workload": "phold", "shape": shape, "family": family, "strategy": strategy, "variant": variant,
+            "label": label, "workers": 2, "seed": 1, "order": "canonical", "work": "gil-release", "verdict": "exact",
+            "timing_status": "ok", "timed": True, "speedup": speedup, "speedup_lo": speedup * 0.95,
+            "speedup_hi": speedup * 1.05, "param_work_us": work, "stat_lookahead": lookahead, "timed_exact": True,
+            "contended": False, **{f"stat_{k}": v for k, v in stats.items()},
+        })  # fmt: skip
+
+    for work, opt, cons in ((10, 0.5, 0.6), (300, 1.6, 1.7), (1000, 1.8, 1.85)):
+        shape = "wide" if work == 10 else f"wide.work_us{work}"
+        row(shape, "wide", "optimistic/unbounded", work, 1000, opt, efficiency=0.95, rollbacks=3,
+            rollback_mean_length=4.0, rollback_max_length=9)  # fmt: skip
+        row(shape, "wide", "conservative/window-threads", work, 1000, cons)
+    row("starved", "starved", "optimistic/unbounded", 300, 20, 1.5, efficiency=0.9, rollbacks=5,
+        rollback_mean_length=6.0, rollback_max_length=20)  # fmt: skip
+    row("starved", "starved", "conservative/window-threads", 300, 20, 1.1)
+    return report.prepare(pd.DataFrame(rows))
+
+
+def test_optimism_page_and_findings() -> None:
+    """The page draws speedup, efficiency and rollback length against work and lookahead; findings compare."""
+    import matplotlib.pyplot as plt
+
+    from tickpar.report.optimism import fig_optimism, optimism_findings, optimism_points
+
+    df = _summary_rows()
+    pts = optimism_points(df)
+    assert set(pts["strategy"]) == {"optimistic", "conservative"} and len(pts) == 8
+    fig = fig_optimism(df, {"optimistic/unbounded": "C0", "conservative/window-threads": "C1"})
+    assert len([ax for ax in fig.axes if ax.has_data()]) == 6
+    plt.close(fig)
+    text = " ".join(optimism_findings(df))
+    assert "Optimistic on phold/starved (work_us 300, lookahead 20, 2 workers): optimistic/unbounded 1.50x" in text
+    assert "faster than conservative/window-threads 1.10x (+36%)" in text
+    assert "5 rollbacks of mean length 6.0 (longest 20)" in text
+    assert "slower than conservative/window-threads 1.70x" in text

@@ -27,7 +27,9 @@ without waiting for its inputs:
   rolled back.
 * **GVT and fossil collection.**  :class:`~tickpar.pdes.gvt.MarkerGVT`
   rounds, started by LP 0 every ``gvt_interval`` of its events, when it is
-  idle, or when an idle peer asks.  The events processed below GVT are
+  idle, or when a peer asks (every ``gvt_interval`` of the peer's events, or
+  once per GVT when it is idle; a busy LP 0 answers an idle peer after at
+  least ``gvt_interval / 8`` of its own events).  The events processed below GVT are
   committed: their records (saved states, journals, sent messages) are
   dropped.  GVT "nothing left" ends the run.
 * **Bounded optimism.**  With ``window > 0`` an LP runs only events with
@@ -133,6 +135,9 @@ class OptimisticSync:
         args = plan.sync_args
         self.window = int(args.get("window", 0) or 0)
         self.gvt_interval = max(1, int(args.get("gvt_interval", 64)))
+        #: A busy LP 0 starts a round that an idle peer asked for after at least this many of its own events
+        #: (a round costs LP 0 four packets and wakes the peer: not after every event).
+        self.request_gap = max(1, self.gvt_interval // 8)
         self.checking = bool(args.get("rollback_check", False))
         self.zero_cut = bool(args.get("zero_cut", False))
         self.canonical = plan.order == "canonical"
@@ -141,7 +146,15 @@ class OptimisticSync:
         end = plan.end_tick
         #: Events run while their packed key is below this: ``when <= end_tick`` (model priorities < SIM_EXIT).
         self.end_key: Any = math.inf if end is None else (end + 1) << PRIO_BITS
-        self.limit_key: Any = self.end_key
+        #: Events run while their packed key is below this: the end, and ``GVT + window`` (GVT starts at 0).
+        self.limit_key: Any = self.end_key if not self.window else min(self.end_key, self.window << PRIO_BITS)
+        #: The smallest tick of a link crossing LPs (0 with a zero-latency one; none: nothing ever arrives).
+        self.lookahead: float = 0 if self.zero_cut else (math.inf if plan.lookahead is None else plan.lookahead)
+        #: Events with a packed key below this are *safe*: once an LP knows GVT, every message it will still
+        #: receive was sent after its sender's cut, by an event at GVT's tick or later, so it lands at
+        #: ``GVT tick + lookahead`` or later (an anti-message too: it cancels such a message).  Safe events run
+        #: without saving and commit at once; with ``window <= lookahead`` every event is safe.
+        self.safe_key: Any = self._safe_key(0)
         self.lp: LogicalProcess | None = None
         self.queue: JournalQueue | None = None
         self.log: deque[Record] = deque()
@@ -173,6 +186,7 @@ class OptimisticSync:
         self.anti_sent = 0
         self.annihilated = 0
         self.stragglers = 0
+        self.safe_events = 0
         self.held_errors = 0
         self.peak_snapshots = 0
         self.sampled_bytes = 0
@@ -185,6 +199,10 @@ class OptimisticSync:
         lp.gem5 = False  # no tie stamps: the LP's gem5 tie counting belongs to its own serve()
         lp.model.keep_messages()
         lp.model.call_guard = _call_guard
+
+    def _safe_key(self, gvt_tick: int) -> Any:
+        bound = gvt_tick + self.lookahead
+        return math.inf if bound == math.inf else int(bound) << PRIO_BITS
 
     def _key(self, event: Event) -> Key:
         """A message event's key, as a straggler or an anti-message compares it (see :meth:`_local_min`)."""
@@ -250,10 +268,16 @@ class OptimisticSync:
                 if hold is None or head[2] is not hold.event or head[1] != hold.tie:
                     self.hold = None
                     process(head)
-                    if leader and not gvt.collecting:
-                        self.since_round += 1
-                        if self.since_round >= self.gvt_interval or self.requested:
+                    self.since_round += 1
+                    if leader:
+                        if not gvt.collecting and (
+                            self.since_round >= self.gvt_interval
+                            or (self.requested and self.since_round >= self.request_gap)
+                        ):
                             self._start_round()
+                    elif self.since_round >= self.gvt_interval:
+                        self.since_round = 0
+                        self._send(0, (GVT_REQUEST,))
                     continue
             # Idle: nothing to run before the window's end (or the next event is held).
             if leader:
@@ -262,6 +286,7 @@ class OptimisticSync:
                     continue
             elif not self.asked:
                 self.asked = True
+                self.since_round = 0
                 self._send(0, (GVT_REQUEST,))
             handle(*lp.wait())
 
@@ -298,9 +323,17 @@ class OptimisticSync:
                 self.prints[peer] = peer.fingerprint()
 
     def process(self, head: tuple[int, Any, Event]) -> None:
-        """Save, serve the head event with the queue journaling, send its messages, log it."""
+        """Save, serve the head event with the queue journaling, send its messages, log it.
+
+        An event below :attr:`safe_key` can never be rolled back: it runs without saving and commits at once.
+        """
         key, tie, event = head
         q = self.queue
+        if key < self.safe_key:
+            self.sent = sent = []
+            q.serve_next()  # type: ignore[union-attr]
+            self._safe(key, tie, sent)
+            return
         comp = getattr(event, "component", None)
         snaps: dict[Component, Any] = {} if comp is None else {comp: comp.save()}
         self.snaps = snaps
@@ -320,23 +353,40 @@ class OptimisticSync:
         self.snaps = None
         self._log(key, tie, event, journal, snaps, sent)
 
+    def _safe(self, key: int, tie: Any, sent: list[tuple[Link, int, Any, int]]) -> None:
+        """A safe event ran: send its messages; it is committed (nothing to undo it with, nothing will)."""
+        k = (key, tie) if self.canonical else (key, MIN_TIE)
+        if k > self.max_key:
+            self.max_key = k
+        if sent:
+            self._flush(sent)
+        self.commit_key = self.max_key
+        self.commit_tick = key_when(key)
+        self.processed += 1
+        self.committed += 1
+        self.safe_events += 1
+        self.changes += 1
+
+    def _flush(self, sent: list[tuple[Link, int, Any, int]]) -> list[tuple[int, int]]:
+        """Send an event's messages, one packet per destination LP; ``(dst, source)`` of each."""
+        out = []
+        by_dst: dict[int, list[tuple[int, int, Any, int]]] = {}
+        lp_of = self.lp.lp_of  # type: ignore[union-attr]
+        for link, when, payload, source in sent:
+            dst = lp_of[link.dst.id]
+            by_dst.setdefault(dst, []).append((link.id, when, payload, source))
+            out.append((dst, source))
+        for dst, msgs in by_dst.items():
+            self._send(dst, (MSG, msgs))
+        self.lp.messages += len(sent)  # type: ignore[union-attr]
+        return out
+
     def _log(self, key: int, tie: Any, event: Event, journal: list[Any], snaps: dict[Component, Any],
              sent: list[tuple[Link, int, Any, int]]) -> None:
         k = (key, tie) if self.canonical else (key, MIN_TIE)
         if k > self.max_key:
             self.max_key = k
-        out = None
-        if sent:
-            out = []
-            by_dst: dict[int, list[tuple[int, int, Any, int]]] = {}
-            lp_of = self.lp.lp_of  # type: ignore[union-attr]
-            for link, when, payload, source in sent:
-                dst = lp_of[link.dst.id]
-                by_dst.setdefault(dst, []).append((link.id, when, payload, source))
-                out.append((dst, source))
-            for dst, msgs in by_dst.items():
-                self._send(dst, (MSG, msgs))
-            self.lp.messages += len(sent)  # type: ignore[union-attr]
+        out = self._flush(sent) if sent else None
         record = (self.max_key, key_when(key), journal, snaps, out)
         log = self.log
         log.append(record)
@@ -521,7 +571,8 @@ class OptimisticSync:
         for comp, saved in earliest.items():
             comp.restore(saved)
         q.repair(events)  # type: ignore[union-attr]
-        if log:
+        # Back to the last event still done: a logged one, or a committed (or safe) one, whichever came later.
+        if log and log[-1][0] > self.commit_key:
             self.max_key = log[-1][0]
             q.cur_tick = log[-1][1]  # type: ignore[union-attr]
         else:
@@ -571,8 +622,11 @@ class OptimisticSync:
         if value[0] >= self.end_key:
             self.done = True
             return
+        tick = key_when(value[0])
+        if tick > 0:
+            self.safe_key = self._safe_key(tick)
         if self.window:
-            limit = (key_when(value[0]) + self.window) << PRIO_BITS
+            limit = (tick + self.window) << PRIO_BITS
             self.limit_key = limit if limit < self.end_key else self.end_key
 
     def commit(self, gvt: Key) -> None:
@@ -585,8 +639,9 @@ class OptimisticSync:
             served = journal[0][0] if journal else None
             if served is not None and inbox.get(served.source) is served:  # type: ignore[arg-type]
                 del inbox[served.source]  # type: ignore[arg-type]
-            self.commit_key = maxkey
-            self.commit_tick = when
+            if maxkey > self.commit_key:  # safe events may have run after it
+                self.commit_key = maxkey
+                self.commit_tick = when
             n += 1
         self.committed += n
 
@@ -614,6 +669,7 @@ class OptimisticSync:
             "anti_messages": self.anti_sent,
             "annihilated": self.annihilated,
             "stragglers": self.stragglers,
+            "safe_events": self.safe_events,
             "held_errors": self.held_errors,
             "gvt_rounds": self.gvt.rounds if self.gvt is not None else 0,
             "peak_saved_snapshots": self.peak_snapshots,

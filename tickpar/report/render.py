@@ -26,6 +26,8 @@ file each, for Snakemake's HTML report:
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
 * ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``optimism``: optimistic (Time Warp) beside conservative: speedup, Time Warp efficiency
+  and rollback length against work per event and against lookahead (:mod:`tickpar.report.optimism`);
 * ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
   error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report.accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
@@ -67,6 +69,7 @@ from matplotlib.patches import Patch
 from tickpar.plugins import BASELINE
 from tickpar.report import failures as report_failures
 from tickpar.report.accuracy import accuracy_findings, summary_page
+from tickpar.report.optimism import fig_optimism, optimism_findings
 from tickpar.report.speed import (
     breakeven,
     breakeven_points,
@@ -593,6 +596,7 @@ PAGES: list[Page] = [
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),
+    Page("optimism", lambda d: fig_optimism(d.df, _palette(d.df), d.param)),
     Page("accuracy", lambda d: summary_page(d.df), figure=False),  # its HTML figure: rules/accuracy.smk
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
@@ -625,7 +629,7 @@ def render(
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
     pred = load_prediction(prediction)
-    sentences = findings(df, param, pred) + accuracy_findings(df)
+    sentences = findings(df, param, pred) + accuracy_findings(df) + optimism_findings(df, param)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
     if "n_values" in df.columns and not df.empty:
