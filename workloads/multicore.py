@@ -60,6 +60,11 @@ this is a timing model for the event loop, not a memory-consistency model.
 The run ends when every CPU has issued ``requests_per_core`` requests and
 every response has arrived: the queue drains (``end_tick`` is ``None``).
 
+State for strategies that roll back (``optimistic``): every component
+declares its ``state_attrs``; the port queues restore in place, the tag arrays
+keep an undo log (:class:`LoggedTagArray`, switched to on the first save) and
+the crossbar saves its layers in one tuple (see ``workloads/README.md``).
+
 Statistics (:meth:`Multicore.stats`): ``sim_ticks`` (simulated time until the
 last CPU has all its requests answered: the latest CPU's last response),
 ``mean_load_latency`` (ticks from a load's issue to its response reaching the
