@@ -436,3 +436,103 @@ def test_optimism_page_and_findings() -> None:
     assert "faster than conservative/window-threads 1.10x (+36%)" in text
     assert "5 rollbacks of mean length 6.0 (longest 20)" in text
     assert "slower than conservative/window-threads 1.70x" in text
+
+
+# -- stragglers and errors while speculating ------------------------------------------------------------------
+STRAGGLER_PLUGIN = '''
+import time
+
+from tickpar.kernel.model import Component
+from tickpar.kernel.params import Param
+from tickpar.plugins import Workload
+
+
+class Slow(Component):
+    state_attrs = ()
+
+    def __init__(self, model, name, delay_s):
+        super().__init__(model, name)
+        self.delay_s = delay_s
+        self.out = None
+        self.tick_event = self.event("tick", self.on_tick)
+
+    def init(self):
+        self.schedule(self.tick_event, 10)
+
+    def on_tick(self, _):
+        time.sleep(self.delay_s)  # the other LP runs far ahead meanwhile
+        self.send(self.out, 1)  # arrives at tick 15: a straggler there
+
+
+class Fast(Component):
+    state_attrs = ("ticks", "flag")
+
+    def __init__(self, model, name, fail_at):
+        super().__init__(model, name)
+        self.fail_at = fail_at
+        self.ticks = 0
+        self.flag = False
+        self.tick_event = self.event("tick", self.on_tick)
+
+    def init(self):
+        self.schedule(self.tick_event, 11)
+
+    def on_tick(self, _):
+        self.ticks += 1
+        if self.when == 50 and not self.flag:
+            raise RuntimeError("no message yet")  # only while speculating: the message comes at tick 15
+        if self.when == self.fail_at:
+            raise RuntimeError("a real failure")
+        if self.when < 100:
+            self.schedule(self.tick_event, self.when + 1)
+
+    def on_msg(self, n):
+        self.flag = True
+
+    def state(self):
+        return (self.ticks, self.flag)
+
+
+class Straggler(Workload):
+    name = "test_straggler"
+    summary = "one LP runs far ahead of a slow one and raises on a state a straggler will change (tests only)"
+    params = {
+        "delay_s": Param(float, 0.3, "how long the slow LP sleeps before sending", min=0.0),
+        "fail_at": Param(int, 0, "tick at which the fast component really fails (0: never)", min=0),
+    }
+
+    def build(self, model, params):
+        slow = Slow(model, "straggler.slow", params["delay_s"])
+        fast = Fast(model, "straggler.fast", params["fail_at"])
+        slow.out = model.link(slow, fast, "on_msg", 5)
+        model.end_tick = 200
+'''
+
+
+@pytest.fixture
+def straggler(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    path = tmp_path / "straggler_plugin.py"
+    path.write_text(textwrap.dedent(STRAGGLER_PLUGIN))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(path))
+    get_registry(refresh=True)
+    return "test_straggler"
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_a_straggler_rolls_back_and_an_error_while_speculating_is_held(straggler: str, backend: str) -> None:
+    """The fast LP runs to tick 50 and raises there on a state the straggler at tick 15 changes: the error is
+    held, the straggler rolls the LP back, the event runs again and succeeds."""
+    verdict, outcome = _check(straggler, {}, backend=backend)
+    assert verdict.kind == "exact", verdict.reason
+    stats = outcome.stats
+    assert stats["held_errors"] >= 1 and stats["rollbacks"] >= 1 and stats["stragglers"] >= 1
+    assert stats["rolled_back"] >= 30  # ticks 15 ... 49 at least
+
+
+def test_a_real_error_is_raised_once_gvt_passes_it(straggler: str) -> None:
+    """The same LP really fails at tick 60 (as the sequential run does): held, then raised once GVT passes it."""
+    from tickpar.runner import execute
+
+    cell = resolve_cell(straggler, {"fail_at": 60, "delay_s": 0.1}, "optimistic", {}, 2, seed=2, order="canonical")
+    failure = execute(cell).record.failure
+    assert failure is not None and failure["kind"] == "crash" and "a real failure" in failure["message"], failure
