@@ -29,7 +29,9 @@ components joined by a zero-latency link or a direct call); each LP runs and
 rolls back only its own components.  A direct call across LPs cannot be
 simulated and is rejected before the run (verdict ``causality``).  Backends
 (``backend``): ``threads`` (one thread per LP over one shared model; only
-packets cross) or ``processes`` (one process per LP, each building the model
+packets cross; the interpreter's switch interval is lowered to 1 ms for the
+run, so that GIL-holding handlers interleave finely instead of one LP running
+5 ms ahead of the others, which it would only roll back) or ``processes`` (one process per LP, each building the model
 from the spec, ``start_method=fork`` or ``spawn``; the same packets, pickled
 over socket pairs).  Saved states never leave their LP.  What is saved: each
 component's declared state (``state_attrs``, see ``workloads/README.md``)
@@ -70,6 +72,7 @@ partition's figures, ``loop_s``, ``setup_s``, ``cpu_s``.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 from typing import Any
@@ -87,6 +90,8 @@ from tickpar.verify.anatomy import partitioned_steps
 from tickpar.verify.oracle import OracleRecord, Verdict
 
 BACKENDS = ("threads", "processes")
+#: The interpreter's thread switch interval during a threads run (see :meth:`Optimistic.run`).
+SWITCH_INTERVAL_S = 0.001
 
 
 def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
@@ -180,7 +185,15 @@ class Optimistic(Strategy):
         if backend == "threads":
             model = spec.build_model()
             plan, part = plan_for(model, spec, workers, options)
-            results = run_threads(model, plan)
+            switch = sys.getswitchinterval()
+            # GIL-holding handlers run in slices of the switch interval: 5 ms lets one LP run hundreds of
+            # events past the others, all of them rolled back later.  1 ms during the run (restored after).
+            sys.setswitchinterval(min(switch, SWITCH_INTERVAL_S))
+            try:
+                results = run_threads(model, plan)
+            finally:
+                sys.setswitchinterval(switch)
+            extra["switch_interval_s"] = min(switch, SWITCH_INTERVAL_S)
         else:
             plan, part = plan_for(spec.build_model(work="none"), spec, workers, options)
             calibrate(spec.work)  # a forked LP inherits the rate
