@@ -26,10 +26,10 @@ without waiting for its inputs:
   message still queued is descheduled; one already processed is first
   rolled back.
 * **GVT and fossil collection.**  :class:`~tickpar.pdes.gvt.MarkerGVT`
-  rounds, started by LP 0 every ``gvt_interval`` of its events, when it is
-  idle, or when a peer asks (every ``gvt_interval`` of the peer's events, or
-  once per GVT when it is idle; a busy LP 0 answers an idle peer after at
-  least ``gvt_interval / 8`` of its own events).  The events processed below GVT are
+  rounds, started by LP 0 every ``gvt_interval`` of its events, and when it
+  is idle (its window stops it, or nothing is left) and something changed or
+  a peer asked (a peer asks every ``gvt_interval`` of its own events, and
+  once per GVT when it is idle).  The events processed below GVT are
   committed: their records (saved states, journals, sent messages) are
   dropped.  GVT "nothing left" ends the run.
 * **Bounded optimism.**  With ``window > 0`` an LP runs only events with
@@ -135,9 +135,6 @@ class OptimisticSync:
         args = plan.sync_args
         self.window = int(args.get("window", 0) or 0)
         self.gvt_interval = max(1, int(args.get("gvt_interval", 64)))
-        #: A busy LP 0 starts a round that an idle peer asked for after at least this many of its own events
-        #: (a round costs LP 0 four packets and wakes the peer: not after every event).
-        self.request_gap = max(1, self.gvt_interval // 8)
         self.checking = bool(args.get("rollback_check", False))
         self.zero_cut = bool(args.get("zero_cut", False))
         self.canonical = plan.order == "canonical"
@@ -270,10 +267,9 @@ class OptimisticSync:
                     process(head)
                     self.since_round += 1
                     if leader:
-                        if not gvt.collecting and (
-                            self.since_round >= self.gvt_interval
-                            or (self.requested and self.since_round >= self.request_gap)
-                        ):
+                        # A peer's request waits for the interval too while LP 0 is busy: a round costs the
+                        # busiest LP four packets, and LP 0 starts one itself whenever its window stops it.
+                        if not gvt.collecting and self.since_round >= self.gvt_interval:
                             self._start_round()
                     elif self.since_round >= self.gvt_interval:
                         self.since_round = 0
