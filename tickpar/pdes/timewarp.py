@@ -328,6 +328,8 @@ class OptimisticSync:
         if key < self.safe_key:
             self.sent = sent = []
             q.serve_next()  # type: ignore[union-attr]
+            if self.inbox.get(event.source) is event:  # type: ignore[arg-type]
+                del self.inbox[event.source]  # type: ignore[arg-type]
             self._safe(key, tie, sent)
             return
         comp = getattr(event, "component", None)
