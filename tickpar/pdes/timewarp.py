@@ -186,6 +186,7 @@ class OptimisticSync:
         self.safe_events = 0
         self.held_errors = 0
         self.peak_snapshots = 0
+        self.logged = 0
         self.sampled_bytes = 0
         self.sampled = 0
 
@@ -392,7 +393,8 @@ class OptimisticSync:
         self.changes += 1
         if len(log) > self.peak_snapshots:
             self.peak_snapshots = len(log)
-        if self.processed % _SAMPLE_EVERY == 1:
+        self.logged += 1
+        if self.logged % _SAMPLE_EVERY == 1:
             self.sampled_bytes += saved_bytes(snaps) + saved_bytes(journal) + saved_bytes(out)
             self.sampled += 1
 
