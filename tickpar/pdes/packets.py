@@ -14,7 +14,7 @@ the message with that source key.  ``(MARK, round)``: the sender's cut for a
 GVT round (on every channel).  ``(REPORT, round, key)``: an LP's smallest key
 at its cut and in its channels, to LP 0.  ``(GVT, round, key)``: the round's
 global virtual time, from LP 0.  ``(GVT_REQUEST,)``: the sender is idle and
-asks LP 0 for a round.
+asks LP 0 for a round; ``(CLOSE,)`` ends a run, from every other LP to LP 0.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ from tickpar.kernel.statesave import saved_bytes
 from tickpar.pdes.errors import Aborted
 from tickpar.pdes.gvt import INF, MIN_TIE, Key, MarkerGVT
 from tickpar.pdes.lp import LogicalProcess
-from tickpar.pdes.packets import ABORT, ANTI, GVT, GVT_REQUEST, MARK, MSG, READY, REPORT
+from tickpar.pdes.packets import ABORT, ANTI, CLOSE, GVT, GVT_REQUEST, MARK, MSG, READY, REPORT
 from tickpar.pdes.plan import Plan
 from tickpar.plugins import UnsavedStateError
 
@@ -221,6 +221,7 @@ class OptimisticSync:
             else:
                 self._start(lp)
                 self._loop(lp)
+                self._close(lp)
         except Aborted:
             raise
         except BaseException as exc:
@@ -286,6 +287,23 @@ class OptimisticSync:
                 self.since_round = 0
                 self._send(0, (GVT_REQUEST,))
             handle(*lp.wait())
+
+    def _close(self, lp: LogicalProcess) -> None:
+        """The ending: each peer tells LP 0 it sends nothing more; LP 0 waits for all of them.
+
+        A peer may have asked for a round just before it learnt the last GVT; LP 0 stays until that
+        request (FIFO: before the peer's CLOSE) is in, so no peer ever sends to an LP that is gone.
+        """
+        if lp.index != 0:
+            self._send(0, (CLOSE,))
+            return
+        waiting = set(lp.peers)
+        while waiting:
+            src, packet = lp.wait()
+            if packet[0] == CLOSE:
+                waiting.discard(src)
+            elif packet[0] == ABORT:
+                raise Aborted
 
     def _start_round(self) -> None:
         assert self.gvt is not None
