@@ -81,6 +81,7 @@ REPORT_OUTPUTS = {
     "interpreters": f"results/report/interpreters.{FMT}",
     "ft_cost": f"results/report/ft_cost.{FMT}",
     "scaling": f"results/report/scaling.{FMT}",
+    "optimism": f"results/report/optimism.{FMT}",
     "findings": "results/report/findings.html",
     "environment": "results/report/environment.html",
     "pdf": "results/report.pdf",

@@ -45,6 +45,12 @@ rule report_files:
             category="Performance",
             labels={"figure": "predicted scaling"},
         ),
+        optimism=report(
+            REPORT_OUTPUTS["optimism"],
+            caption="../report/optimism.rst",
+            category="Performance",
+            labels={"figure": "optimistic vs conservative"},
+        ),
         time_per_event=report(
             REPORT_OUTPUTS["time_per_event"],
             caption="../report/time_per_event.rst",

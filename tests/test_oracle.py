@@ -245,14 +245,15 @@ def test_violations_with_different_digests_are_diverged_and_say_so() -> None:
 
 
 def test_failure_records_give_their_kind() -> None:
-    """A failure record's kind is the verdict (crash, timeout, deadlock); an unknown kind counts as crash."""
+    """A failure record's kind is the verdict (crash, timeout, deadlock, unsaved-state); an unknown kind counts
+    as crash."""
     golden = sequential(build())
-    for kind in ("crash", "timeout", "deadlock"):
+    for kind in ("crash", "timeout", "deadlock", "unsaved-state"):
         verdict = compare(golden, failure_record(kind, f"it was a {kind}", where="here"))
         assert verdict.kind == kind and verdict.reason == f"it was a {kind}"
     assert compare(golden, failure_record("meltdown", "?")).kind == "crash"
     assert failure_record("timeout", "t", limit=3).failure == {"kind": "timeout", "message": "t", "limit": 3}
-    assert set(VERDICTS) == {"exact", "diverged", "causality", "race", "deadlock", "timeout", "crash"}
+    assert set(VERDICTS) == {"exact", "diverged", "causality", "race", "unsaved-state", "deadlock", "timeout", "crash"}
 
 
 def test_raised_causality_failure() -> None:

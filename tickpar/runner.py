@@ -40,7 +40,7 @@ from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.kernel.params import ParamError, resolve
 from tickpar.kernel.work import WORK_MODES, calibrate, make_work
 from tickpar.native import ENGINES
-from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, Promise, RunSpec
+from tickpar.plugins import BASELINE, DeadlockError, LookaheadError, Promise, RunSpec, UnsavedStateError
 from tickpar.plugins.registry import PluginCodeError, PluginError, class_file, get_registry, where
 from tickpar.verify import anatomy
 from tickpar.verify.oracle import OracleRecord, Verdict, causality_failure, compare, failure_record
@@ -189,6 +189,9 @@ def execute(cell: Cell) -> Outcome:
         return Outcome(failure_record("causality", f"lookahead violation: {err}"), {}, time.perf_counter() - started)
     except DeadlockError as err:
         return Outcome(failure_record("deadlock", str(err)), {}, time.perf_counter() - started)
+    except UnsavedStateError as err:
+        detail = {"component": err.component, "event": err.event, "when": err.when}
+        return Outcome(failure_record("unsaved-state", str(err), **detail), {}, time.perf_counter() - started)
     except EventNotFound as err:  # gem5's panic in remove(): a crash, with or without assertions
         detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
         return Outcome(failure_record("crash", str(err), **detail), {}, time.perf_counter() - started)

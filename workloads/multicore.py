@@ -60,6 +60,11 @@ this is a timing model for the event loop, not a memory-consistency model.
 The run ends when every CPU has issued ``requests_per_core`` requests and
 every response has arrived: the queue drains (``end_tick`` is ``None``).
 
+State for strategies that roll back (``optimistic``): every component
+declares its ``state_attrs``; the port queues restore in place, the tag arrays
+keep an undo log (:class:`LoggedTagArray`, switched to on the first save) and
+the crossbar saves its layers in one tuple (see ``workloads/README.md``).
+
 Statistics (:meth:`Multicore.stats`): ``sim_ticks`` (simulated time until the
 last CPU has all its requests answered: the latest CPU's last response),
 ``mean_load_latency`` (ticks from a load's issue to its response reaching the
@@ -85,6 +90,7 @@ __all__ = [
     "L1Cache",
     "L2Bank",
     "LayerQueue",
+    "LoggedTagArray",
     "MemCtrl",
     "Multicore",
     "PacketQueue",
@@ -108,6 +114,17 @@ WRITEBACK_DIRTY = 6
 Packet = tuple[int, ...]
 
 
+class UndoSegment(list):  # type: ignore[type-arg]
+    """The changes a :class:`LoggedTagArray` made after one save: ``(set, old ways or None, ((line, was
+    dirty), ...))`` each; ``next`` is the segment of the following save."""
+
+    __slots__ = ("next",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.next: UndoSegment | None = None
+
+
 class TagArray:
     """A set-associative tag array with true LRU replacement and dirty bits.
 
@@ -117,7 +134,7 @@ class TagArray:
     LRU order: index 0 is least recently used.
     """
 
-    __slots__ = ("assoc", "dirty", "interleave", "sets", "ways")
+    __slots__ = ("_saved_log", "assoc", "dirty", "interleave", "sets", "ways")
 
     def __init__(self, sets: int, assoc: int, interleave: int = 1) -> None:
         if sets < 1 or assoc < 1 or interleave < 1:
@@ -127,6 +144,8 @@ class TagArray:
         self.interleave = interleave
         self.ways: list[list[int]] = [[] for _ in range(sets)]
         self.dirty: set[int] = set()
+        #: The newest segment of :class:`LoggedTagArray`'s undo log (engines that roll back); None until a save.
+        self._saved_log: UndoSegment | None = None
 
     def set_of(self, line: int) -> list[int]:
         return self.ways[(line // self.interleave) % self.sets]
@@ -162,6 +181,43 @@ class TagArray:
             self.dirty.add(line)
         return victim, victim_dirty
 
+    def save_state(self) -> UndoSegment:
+        """A mark in an undo log (for engines that roll back): incremental, since a copy of every set costs
+        ~10 us.  The first save turns this array into a :class:`LoggedTagArray` in place, which logs each
+        set and each line's dirty bit before changing them; runs that never save never pay for it.
+
+        The log is a chain of segments, one per save, each linked to the next (newer) one; a save returns
+        its segment, and only the saves still held keep their part of the chain alive."""
+        if self.__class__ is TagArray:
+            self.__class__ = LoggedTagArray
+        segment = UndoSegment()
+        current = self._saved_log
+        if current is not None:
+            current.next = segment
+        self._saved_log = segment
+        return segment
+
+    def restore_state(self, segment: UndoSegment) -> None:
+        """Undo every change logged since the save that returned ``segment``, newest first."""
+        chain = []
+        seg: UndoSegment | None = segment
+        while seg is not None:
+            chain.append(seg)
+            seg = seg.next
+        ways, dirty = self.ways, self.dirty
+        for seg in reversed(chain):
+            for set_index, old_ways, lines in reversed(seg):
+                if old_ways is not None:
+                    ways[set_index] = old_ways
+                for line, was_dirty in lines:
+                    if was_dirty:
+                        dirty.add(line)
+                    else:
+                        dirty.discard(line)
+        segment.clear()
+        segment.next = None
+        self._saved_log = segment
+
     def lru_order(self, line: int) -> list[int]:
         """The lines of ``line``'s set, least recently used first (for tests and debugging)."""
         return list(self.set_of(line))
@@ -175,6 +231,42 @@ class TagArray:
                 valid += 1
                 check = (check * 1_000_003 + line * 31 + pos * 7 + index) % ((1 << 61) - 1)
         return (valid, len(self.dirty), check)
+
+
+class LoggedTagArray(TagArray):
+    """A :class:`TagArray` that logs what it changes (see :meth:`TagArray.save_state`).
+
+    ``access`` logs the set (when the line moves) and the line's dirty bit
+    (callers set it right after a hit: ``tags.dirty.add(line)``); ``insert``
+    logs the set and the dirty bits of the line and of its victim.
+    """
+
+    __slots__ = ()
+
+    def access(self, line: int) -> bool:
+        index = (line // self.interleave) % self.sets
+        ways = self.ways[index]
+        if line in ways:
+            log = self._saved_log
+            if ways[-1] != line:
+                log.append((index, ways[:], ((line, line in self.dirty),)))  # type: ignore[union-attr]
+                ways.remove(line)
+                ways.append(line)
+            else:
+                log.append((index, None, ((line, line in self.dirty),)))  # type: ignore[union-attr]
+            return True
+        return False
+
+    def insert(self, line: int, dirty: bool) -> tuple[int, bool]:
+        index = (line // self.interleave) % self.sets
+        ways = self.ways[index]
+        if len(ways) >= self.assoc:
+            victim = ways[0]
+            lines = ((line, line in self.dirty), (victim, victim in self.dirty))
+        else:
+            lines = ((line, line in self.dirty),)
+        self._saved_log.append((index, ways[:], lines))  # type: ignore[union-attr]
+        return TagArray.insert(self, line, dirty)
 
 
 class Clocked(Component):
@@ -261,6 +353,13 @@ class PacketQueue:
         if entries:
             self.sched_send_event(entries[0][0])
 
+    def save_state(self) -> tuple[Any, ...]:
+        """What changes (for engines that roll back: saved with the owner, restored in place)."""
+        return (self.entries[:], self.seq, self.sent, self.deferrals)
+
+    def restore_state(self, saved: tuple[Any, ...]) -> None:
+        self.entries, self.seq, self.sent, self.deferrals = saved
+
     def state(self) -> tuple[int, int, int]:
         return (self.sent, self.deferrals, len(self.entries))
 
@@ -274,6 +373,7 @@ class LayerQueue:
     """
 
     __slots__ = ("entries", "event", "link", "owner", "sent")
+    state_attrs = ("entries", "sent")
 
     def __init__(self, owner: Clocked, layer: str, link: Link) -> None:
         self.owner = owner
@@ -310,6 +410,11 @@ class CPU(Clocked):
     memory ops it computes for ``[0, think_cycles]`` cycles.  When it runs out
     of room it stops ticking and a response wakes it at the next clock edge.
     """
+
+    state_attrs = (
+        "base", "size", "offset", "recent", "compute", "stalled_at", "last_tick", "issued", "completed",
+        "outstanding", "loads", "stores", "latency_sum", "load_latency_sum", "latency_max", "ticks", "stall_cycles",
+    )  # fmt: skip
 
     def __init__(self, model: Model, name: str, index: int, p: dict[str, Any]) -> None:
         super().__init__(model, name, p["clock"], p["work_us"])
@@ -441,6 +546,11 @@ _L1_HITS, _L1_MISSES = 0, 1  # positions in L1Cache.state()
 class L1Cache(Clocked):
     """A private, write-back, write-allocate, non-blocking L1 data cache (gem5 ``Cache``)."""
 
+    state_attrs = (
+        "tags", "mshrs", "cpu_side", "mem_side", "hits", "misses", "mshr_hits", "evictions", "writebacks",
+        "probes", "probe_hits",
+    )  # fmt: skip
+
     def __init__(self, model: Model, name: str, index: int, p: dict[str, Any]) -> None:
         super().__init__(model, name, p["clock"], p["work_us"])
         self.index = index
@@ -549,6 +659,8 @@ class Crossbar(Clocked):
     line of data), and leaves ``xbar_latency`` cycles after it started.
     """
 
+    state_attrs = ("req_busy", "resp_busy", "req_wait", "resp_wait", "requests", "responses")
+
     def __init__(self, model: Model, name: str, p: dict[str, Any]) -> None:
         super().__init__(model, name, p["xbar_clock"], p["work_us"])
         self.latency = p["xbar_latency"]
@@ -587,6 +699,19 @@ class Crossbar(Clocked):
         self.responses += 1
         self.resp_layers[core].push(pkt, start + self.latency * self.period)
 
+    def save_state(self) -> tuple[Any, ...]:
+        """The declared counters and every layer's packets (one tuple per layer: cheaper than a save per layer)."""
+        layers = [(tuple(q.entries), q.sent) for q in self.req_layers]
+        layers += [(tuple(q.entries), q.sent) for q in self.resp_layers]
+        return (super().save_state(), layers)
+
+    def restore_state(self, saved: tuple[Any, ...]) -> None:
+        own, layers = saved
+        super().restore_state(own)
+        for q, (entries, sent) in zip(self.req_layers + self.resp_layers, layers, strict=True):
+            q.entries = deque(entries)
+            q.sent = sent
+
     def req_layer_busy_until(self, bank: int) -> int:
         """Direct call (gem5 ``tryTiming``): the tick the request layer to ``bank`` is busy until."""
         return self.req_busy[bank]
@@ -606,6 +731,11 @@ class Crossbar(Clocked):
 
 class L2Bank(Clocked):
     """One bank of the shared L2: a busy-until tag port (one access per cycle), MSHRs, writebacks."""
+
+    state_attrs = (
+        "tags", "busy_until", "mshrs", "cpu_side", "mem_side", "hits", "misses", "mshr_hits", "writebacks_in",
+        "writebacks_out", "evictions", "port_wait", "functional_probes",
+    )  # fmt: skip
 
     def __init__(self, model: Model, name: str, index: int, p: dict[str, Any]) -> None:
         super().__init__(model, name, p["clock"], p["work_us"])
@@ -722,6 +852,11 @@ class MemCtrl(Component):
     Read responses leave in bus order at their stored ready times
     (``respondEvent``).
     """
+
+    state_attrs = (
+        "bank_busy", "open_row", "bus_busy", "resp_queue", "reads", "writes", "row_hits", "row_misses", "bank_wait",
+        "bus_wait",
+    )  # fmt: skip
 
     def __init__(self, model: Model, name: str, index: int, p: dict[str, Any]) -> None:
         super().__init__(model, name)

@@ -30,6 +30,9 @@ from tickpar.verify.oracle import OracleRecord
 class PholdLP(Component):
     """One PHOLD logical process; the payload is the event's hop count."""
 
+    #: What a handler changes (for engines that roll back; the RNG and digest are the kernel's).
+    state_attrs = ("received", "sent_remote", "hop_sum")
+
     def __init__(self, model: Model, name: str, index: int, params: dict[str, Any]) -> None:
         super().__init__(model, name)
         self.index = index

@@ -34,6 +34,16 @@ are what the race guard, strategies' workers and direct calls use, and a
 strategy that decides ownership itself installs :attr:`Model.call_guard`,
 which then checks every direct call instead of the worker-occupancy test.
 
+For engines that roll back (``optimistic``, Time Warp), a component declares
+its state: ``state_attrs``, the names of the attributes its handlers change
+(or :meth:`Component.save_state`/:meth:`Component.restore_state`).
+:meth:`Component.save` takes that and the kernel's own fields (digest, count,
+``when``, RNG, source sequence, named events' payloads), :meth:`Component.restore`
+puts it back (rules: :mod:`tickpar.kernel.statesave`).  Nothing on the event
+path reads any of it: a run that does not roll back never pays for it.
+:meth:`Model.keep_messages` stops recycling message events, so a rolled-back
+message can be queued again as the same object.
+
 A model is built by a workload plugin as a pure function of (params, seed);
 strategies then :meth:`Model.bind` components to event queues and call
 :meth:`Model.start`, which runs every component's :meth:`Component.init` in
@@ -48,8 +58,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from threading import get_ident
 from time import perf_counter
-from typing import Any
+from typing import Any, ClassVar
 
+from tickpar.kernel import statesave
 from tickpar.kernel.digests import NAME_ID_BITS, event_id, fold_record
 from tickpar.kernel.eventq import Event, EventQueue, Priority, canonical_source
 
@@ -237,6 +248,28 @@ _TRACED: dict[type, type] = {
 }
 
 
+class _Discard:
+    """A free list that keeps nothing (the pool of one-shot message events)."""
+
+    __slots__ = ()
+
+    def append(self, _event: object) -> None:
+        return None
+
+
+_DISCARD = _Discard()
+
+
+class _OneShot:
+    """Mixin for message events of models that do not recycle them (:meth:`Model.keep_messages`)."""
+
+    __slots__ = ()
+
+    def __init__(self, link: Link) -> None:
+        super().__init__(link)  # type: ignore[call-arg]
+        self._free = _DISCARD  # type: ignore[assignment]
+
+
 class Link:
     """A one-way connection from ``src`` to a handler of ``dst`` with a latency in ticks.
 
@@ -289,8 +322,8 @@ class Link:
         else:
             self.remote(self, when, payload, src._source_base | seq)
 
-    def deliver(self, when: int, payload: Any, source: int) -> None:
-        """Schedule the message on ``dst``'s queue (sender side for local links)."""
+    def deliver(self, when: int, payload: Any, source: int) -> MessageEvent:
+        """Schedule the message on ``dst``'s queue (sender side for local links); returns its event."""
         try:
             event = self._free.pop()
         except IndexError:
@@ -298,6 +331,7 @@ class Link:
         event.payload = payload
         event.source = source
         self.dst.queue.schedule(event, when)
+        return event
 
     def __repr__(self) -> str:
         return f"<Link {self.id} {self.src.name}->{self.dst.name}.{self.handler_name} lat={self.latency}>"
@@ -308,8 +342,14 @@ class Component:
 
     Subclasses set up state and events in ``__init__`` (after calling
     ``super().__init__``), schedule their first events in :meth:`init`, and
-    summarise their final state in :meth:`state`.
+    summarise their final state in :meth:`state`.  ``state_attrs`` declares
+    which attributes the handlers change, for engines that roll back (see
+    :meth:`save`); ``None`` (not declared): the kernel saves every attribute
+    the subclass set, except references.
     """
+
+    #: The names of the attributes this component's handlers change (its state, for engines that roll back).
+    state_attrs: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, model: Model, name: str) -> None:
         self.model = model
@@ -336,6 +376,92 @@ class Component:
     def state(self) -> tuple[Any, ...]:
         """The final state as a tuple of ints/floats/bools/tuples, folded into the digest."""
         return ()
+
+    # -- state saving (engines that roll back) ---------------------------------------------------
+    def save_state(self) -> Any:
+        """This component's own state, saved (:mod:`tickpar.kernel.statesave` rules).
+
+        Default: the attributes named in ``state_attrs``; without them, every
+        attribute the subclass set (references are kept, not copied).
+        Override together with :meth:`restore_state` for a cheaper save.
+        """
+        names = type(self).state_attrs
+        try:
+            if names is None:
+                return [
+                    (name, statesave.save_value(value, name, strict=False))
+                    for name, value in vars(self).items()
+                    if name not in _KERNEL_ATTRS
+                ]
+            return statesave.save_attrs(self, names)
+        except TypeError as exc:
+            raise TypeError(f"component {self.name}: {exc}") from None
+
+    def restore_state(self, saved: Any) -> None:
+        """Put back what :meth:`save_state` returned (each saved value is used once)."""
+        names = type(self).state_attrs
+        if names is None:
+            for name, value in saved:
+                setattr(self, name, statesave.restore_value(value))
+        else:
+            statesave.restore_attrs(self, names, saved)
+
+    def save(self) -> tuple[Any, ...]:
+        """Everything an event of this component may change: the kernel's fields and :meth:`save_state`.
+
+        The kernel's fields: ``when``, ``count``, the digest, the source
+        sequence, the trace length, the named events' payloads and the RNG
+        (:func:`tickpar.kernel.statesave.save_rng`).  Queue state (which events
+        are scheduled when) is the queue's: :class:`tickpar.kernel.eventq.JournalQueue`.
+        """
+        events = self.events
+        return (
+            self.when,
+            self.count,
+            self.digest,
+            self._seq,
+            statesave.save_rng(self.rng),
+            -1 if self.trace is None else len(self.trace),
+            [e.payload for e in events.values()] if events else None,
+            self.save_state(),
+        )
+
+    def restore(self, saved: tuple[Any, ...]) -> None:
+        """Put back a :meth:`save` (each save is restored at most once)."""
+        when, count, digest, seq, rng, trace_len, payloads, own = saved
+        self.when = when
+        self.count = count
+        self.digest = digest
+        self._seq = seq
+        statesave.restore_rng(self.rng, rng)
+        if trace_len >= 0:
+            del self.trace[trace_len:]  # type: ignore[index]
+        if payloads is not None:
+            for event, payload in zip(self.events.values(), payloads, strict=True):
+                event.payload = payload
+        self.restore_state(own)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Every attribute of this component as comparable data (the rollback-safety check).
+
+        Kernel fields included (``when``, ``count``, digest, sequence, RNG state,
+        trace length, named events' payloads and queue state); the model, the
+        queue and the work function count by identity.
+        """
+        out: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if name == "trace":
+                out[name] = -1 if value is None else len(value)
+            elif name == "events":
+                out[name] = tuple(
+                    (ev.name, statesave.fingerprint(ev.payload), ev.scheduled, ev.when if ev.scheduled else None)
+                    for ev in value.values()
+                )
+            elif name in ("model", "queue", "work", "_occupant"):
+                continue
+            else:
+                out[name] = statesave.fingerprint(value)
+        return out
 
     # -- context -----------------------------------------------------------------------
     @property
@@ -540,6 +666,17 @@ class Model:
         """Declare that ``a`` makes same-tick direct calls into ``b`` (zero-latency coupling)."""
         self.direct.append((a, b))
 
+    def keep_messages(self) -> None:
+        """Stop recycling message events: each message gets an event object of its own.
+
+        For engines that roll back: a processed message may have to be queued
+        again, as the same object, after its recycled event carried another
+        message.  Call before :meth:`start`; calling it again changes nothing.
+        """
+        cls = self.message_class
+        if not issubclass(cls, _OneShot):
+            self.message_class = type("OneShot" + cls.__name__, (_OneShot, cls), {"__slots__": ()})
+
     # -- running -----------------------------------------------------------------------
     def bind(self, queue_of: EventQueue | Callable[[Component], EventQueue]) -> None:
         """Put every component on an event queue (one shared queue, or a function of the component)."""
@@ -573,3 +710,11 @@ class Model:
         for a, b in self.direct:
             best[(a.id, b.id)] = 0
         return [(s, d, lat) for (s, d), lat in sorted(best.items())]
+
+
+#: Attributes every component has from :class:`Component` itself: the kernel's, never a subclass's state.
+_KERNEL_ATTRS = frozenset(vars(Component(Model(0), "probe")).keys())
+
+statesave.register_reference(Component)
+statesave.register_reference(Link)
+statesave.register_reference(Model)

@@ -1,4 +1,4 @@
-"""Conservative parallel discrete-event simulation (PDES): the machinery of the partitioned strategies.
+"""Parallel discrete-event simulation (PDES): the machinery of the partitioned strategies.
 
 One module per job:
 
@@ -14,13 +14,17 @@ One module per job:
   :mod:`~tickpar.pdes.nullmsg` (Chandy–Misra–Bryant null messages) with
   :mod:`~tickpar.pdes.safra` (Safra's termination detection), and
   :mod:`~tickpar.pdes.quantum` (gem5's fixed quantum barrier, relaxed beyond
-  the lookahead; the ``quantum`` strategy);
+  the lookahead; the ``quantum`` strategy), and
+  :mod:`~tickpar.pdes.timewarp` (Time Warp: optimistic LPs that save state,
+  roll back on stragglers, send anti-messages and commit below GVT; the
+  ``optimistic`` strategy) with :mod:`~tickpar.pdes.gvt` (global virtual
+  time from a consistent cut over the FIFO channels);
 * :mod:`~tickpar.pdes.errors`: LP errors across process boundaries;
 * :mod:`~tickpar.pdes.launch`: threads, worker processes and MPI ranks;
 * :mod:`~tickpar.pdes.mpi_rank`: the entry point of one MPI rank
   (``python -m tickpar.pdes.mpi_rank``).
 
-A strategy (``strategies/conservative.py``) makes a plan with
+A strategy (``strategies/conservative.py``, ``strategies/optimistic.py``) makes a plan with
 :func:`~tickpar.pdes.plan.make_plan` and runs it with a launcher; the launched
 LPs run the policy the plan names.
 

@@ -5,7 +5,8 @@ JSON-ready dict with a ``kind``); the launcher picks the error that explains
 the run with :func:`pick_error` (the cause, not the LPs that were only told to
 stop) and raises :func:`error_to_exception` of it, which the runner turns into
 the cell's verdict: ``lookahead`` and ``scheduling`` are ``causality``,
-``deadlock`` is ``deadlock``, anything else is ``crash``.
+``deadlock`` is ``deadlock``, ``unsaved-state`` is ``unsaved-state``,
+anything else is ``crash``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tickpar.kernel.eventq import Event, SchedulingError
-from tickpar.plugins import DeadlockError, LookaheadError
+from tickpar.plugins import DeadlockError, LookaheadError, UnsavedStateError
 
 __all__ = ["Aborted", "PromiseError", "describe_error", "error_to_exception", "pick_error"]
 
@@ -49,12 +50,22 @@ def describe_error(exc: BaseException, lp: int) -> dict[str, Any]:
         }
     if isinstance(exc, DeadlockError):
         return {"kind": "deadlock", "message": str(exc), "lp": lp}
+    if isinstance(exc, UnsavedStateError):
+        return {
+            "kind": "unsaved-state",
+            "message": str(exc),
+            "lp": lp,
+            "component": exc.component,
+            "event": exc.event,
+            "when": exc.when,
+            "detail": exc.detail,
+        }
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
     return {"kind": "crash", "message": f"LP {lp}: {type(exc).__name__}: {exc}{where}", "lp": lp}
 
 
-_ERROR_RANK = {"lookahead": 0, "scheduling": 0, "crash": 1, "deadlock": 2, "aborted": 3}
+_ERROR_RANK = {"lookahead": 0, "scheduling": 0, "unsaved-state": 0, "crash": 1, "deadlock": 2, "aborted": 3}
 
 
 def pick_error(errors: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -74,4 +85,6 @@ def error_to_exception(err: dict[str, Any]) -> BaseException:
         return SchedulingError(err["op"], Event(name=err["event"]), err["when"], err["cur_tick"], err["reason"])
     if kind == "deadlock":
         return DeadlockError(err["message"])
+    if kind == "unsaved-state":
+        return UnsavedStateError(err["component"], err["event"], err["when"], err["detail"])
     return RuntimeError(err["message"])

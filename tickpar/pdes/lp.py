@@ -82,7 +82,10 @@ class LogicalProcess:
     bind the queue and the remote hooks, start the model, then :meth:`run`.
     ``sync`` is the policy object that drives it (the launchers pass the
     plan's, :func:`tickpar.pdes.sync.sync_policy`): an argument, because the
-    policies are built on this module and it must not import them.
+    policies are built on this module and it must not import them.  A policy
+    with a ``prepare(lp)`` method gets the LP at the end of construction,
+    before :meth:`attach` binds the queue (the optimistic policy puts its
+    journaling queue there).
     """
 
     def __init__(self, plan: Plan, index: int, model: Model, transport: Transport, sync: SyncPolicy) -> None:
@@ -136,6 +139,9 @@ class LogicalProcess:
         self.stamp_disagreements = 0
         self.error: dict[str, Any] | None = None
         self.exception: BaseException | None = None
+        prepare = getattr(sync, "prepare", None)
+        if prepare is not None:
+            prepare(self)
 
     # -- wiring ---------------------------------------------------------------------------
     def attach(self) -> None:

@@ -30,6 +30,7 @@ from tickpar.pdes.lp import SyncPolicy
 from tickpar.pdes.nullmsg import NullMessageSync
 from tickpar.pdes.plan import Plan
 from tickpar.pdes.quantum import QuantumSync
+from tickpar.pdes.timewarp import OptimisticSync
 from tickpar.pdes.window import WindowSync
 
 __all__ = ["SYNCS", "SyncPolicy", "sync_policy"]
@@ -40,6 +41,7 @@ SYNCS: dict[str, Any] = {
     WindowSync.name: WindowSync,
     NullMessageSync.name: NullMessageSync,
     QuantumSync.name: QuantumSync,
+    OptimisticSync.name: OptimisticSync,
 }
 
 

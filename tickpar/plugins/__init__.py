@@ -20,6 +20,7 @@ from tickpar.plugins.contracts import (
     Promise,
     Strategy,
     StrategyResult,
+    UnsavedStateError,
     Workload,
     base_stats,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "RunSpec",
     "Strategy",
     "StrategyResult",
+    "UnsavedStateError",
     "Workload",
     "base_stats",
 ]

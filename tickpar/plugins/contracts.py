@@ -62,6 +62,7 @@ __all__ = [
     "Promise",
     "Strategy",
     "StrategyResult",
+    "UnsavedStateError",
     "Workload",
     "base_stats",
 ]
@@ -77,6 +78,22 @@ class DeadlockError(RuntimeError):
 
 class LookaheadError(RuntimeError):
     """An event crossed logical processes with less latency than the lookahead (verdict ``causality``)."""
+
+
+class UnsavedStateError(RuntimeError):
+    """A handler changed state that its component's saved state leaves out (verdict ``unsaved-state``).
+
+    Found by a strategy that rolls back, running an event, rolling it back
+    and running it again (``optimistic`` with ``rollback_check``).
+    Attributes: ``component``, ``event`` (its name), ``when`` and ``detail``.
+    """
+
+    def __init__(self, component: str, event: str, when: int, detail: str) -> None:
+        self.component = component
+        self.event = event
+        self.when = when
+        self.detail = detail
+        super().__init__(f"component {component}, event {event} at tick {when}: {detail}")
 
 
 class Workload(abc.ABC):

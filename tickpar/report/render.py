@@ -29,6 +29,8 @@ file each, for Snakemake's HTML report:
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
 * ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
+* ``optimism``: optimistic (Time Warp) beside conservative: speedup, Time Warp efficiency
+  and rollback length against work per event and against lookahead (:mod:`tickpar.report.optimism`);
 * ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
   error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report.accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
@@ -71,6 +73,7 @@ from tickpar.plugins import BASELINE
 from tickpar.report import failures as report_failures
 from tickpar.report.accuracy import accuracy_findings, summary_page
 from tickpar.report.interpreters import fig_ft_cost, fig_interpreters, interpreter_findings
+from tickpar.report.optimism import fig_optimism, optimism_findings
 from tickpar.report.speed import (
     breakeven,
     breakeven_points,
@@ -94,6 +97,7 @@ VERDICT_COLOURS = {
     "diverged": "#f0a030",
     "causality": "#d64541",
     "race": "#8e44ad",
+    "unsaved-state": "#c0392b",
     "deadlock": "#8b5a2b",
     "timeout": "#7f8c8d",
     "crash": "#222222",
@@ -104,6 +108,7 @@ VERDICT_SHORT = {
     "diverged": "div",
     "causality": "caus",
     "race": "race",
+    "unsaved-state": "unsav",
     "deadlock": "dlock",
     "timeout": "t/o",
     "crash": "crash",
@@ -622,6 +627,7 @@ PAGES: list[Page] = [
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),
+    Page("optimism", lambda d: fig_optimism(d.df, _palette(d.df), d.param)),
     Page("accuracy", lambda d: summary_page(d.df), figure=False),  # its HTML figure: rules/accuracy.smk
     Page("verdict table", _page_verdicts, figure=False),
     Page("speedup table", _page_speedups, figure=False),
@@ -654,7 +660,7 @@ def render(
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
     pred = load_prediction(prediction)
-    sentences = findings(df, param, pred) + accuracy_findings(df)
+    sentences = findings(df, param, pred) + accuracy_findings(df) + optimism_findings(df, param)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
     if "n_values" in df.columns and not df.empty:

@@ -8,21 +8,25 @@ digest, the final tick, the scheduling violations the queues counted
 :func:`compare` gives a cell exactly one verdict against the golden record
 (same workload, params, seed and order mode):
 
-==============  ==========================================================
-``exact``       every component's digest equals the golden one
-``diverged``    some digest differs; ``divergence`` names the first one
-``causality``   an event was scheduled in the past (raised, counted, or a
-                lookahead violation); the event, its ``when`` and ``cur_tick``
-``race``        two workers were inside one component at once
-``deadlock``    the strategy stopped with work left and nobody able to run
-``timeout``     the cell ran past its time limit
-``crash``       the strategy raised anything else
-==============  ==========================================================
+=================  ==========================================================
+``exact``          every component's digest equals the golden one
+``diverged``       some digest differs; ``divergence`` names the first one
+``causality``      an event was scheduled in the past (raised, counted, or a
+                   lookahead violation); the event, its ``when`` and ``cur_tick``
+``race``           two workers were inside one component at once
+``unsaved-state``  a handler changed state its component's saved state leaves
+                   out, found by rolling an event back (``optimistic`` with
+                   ``rollback_check``): the component and the event are named
+``deadlock``       the strategy stopped with work left and nobody able to run
+``timeout``        the cell ran past its time limit
+``crash``          the strategy raised anything else
+=================  ==========================================================
 
 Precedence when several apply: crash, timeout, deadlock (the run did not
-finish), then a raised causality error, then race, then diverged, then counted
-violations with digests that happen to match (still ``causality``: the run
-scheduled in the past), then exact.
+finish), then unsaved-state and a raised causality error (the run stopped
+there), then race, then diverged, then counted violations with digests that
+happen to match (still ``causality``: the run scheduled in the past), then
+exact.
 
 Beside the verdict, :func:`errors` says *how far off* a finished run is: the
 relative error against golden of the final tick, of the event count, and of
@@ -49,7 +53,7 @@ __all__ = [
 ]  # fmt: skip
 
 #: Every verdict, from best to worst (the one list: the report, timing and the tests import it).
-VERDICTS = ("exact", "diverged", "causality", "race", "deadlock", "timeout", "crash")
+VERDICTS = ("exact", "diverged", "causality", "race", "unsaved-state", "deadlock", "timeout", "crash")
 #: The verdicts of a run that did not finish.
 FAILED_RUN = ("crash", "timeout", "deadlock")
 #: What tables show for a cell without a record.
