@@ -103,7 +103,9 @@ fetch_source() {
     keyring=/usr/share/keyrings/debian-archive-keyring.gpg
     [ -r "$keyring" ] || die "missing build dependency: debian-archive-keyring ($keyring): apt-get install debian-archive-keyring"
     apt_dir=$(mktemp -d)
-    trap 'rm -rf "$apt_dir"' RETURN
+    # A RETURN trap stays set after this function returns (and would then fire in main, where apt_dir is
+    # unbound under set -u): it removes the folder and itself.
+    trap 'rm -rf "$apt_dir"; trap - RETURN' RETURN
     mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
     echo "deb-src [signed-by=$keyring] $mirror $DEBIAN_SUITE main" >"$apt_dir/sources.list"
     local apt_opts=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o "Dir::Etc::sourceparts=-"
