@@ -206,7 +206,12 @@ def test_snakemake_stops_before_any_job_without_a_freethreaded_interpreter(tmp_p
 
 @pytest.fixture
 def fake_ft(monkeypatch: pytest.MonkeyPatch) -> str:
-    """Pretend this interpreter is the free-threaded one (the axis, not the interpreter, is under test)."""
+    """Pretend this interpreter is the free-threaded one (the axis, not the interpreter, is under test).
+
+    The sweep is the pipeline's (yaml, snakemake): under .venv-ft/, which holds only a cell's dependencies,
+    the tests that use it are skipped before it is imported."""
+    pytest.importorskip("yaml")
+    pytest.importorskip("snakemake")
     import tickpar.pipeline.sweep as sweep
 
     fake = sys.executable + "-ft"
