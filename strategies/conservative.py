@@ -29,7 +29,11 @@ Ownership: components are partitioned into ``workers`` LPs by
 :func:`tickpar.pdes.partition.partition` (``partition=auto`` never separates
 components joined by a zero-latency link or a direct call, maximises the
 lookahead and then minimises cut edges within a balance cap; ``roundrobin``
-and ``linear`` ignore the graph).  Each LP has its own
+and ``linear`` ignore the graph).  What ``auto`` balances is ``partition_weights``:
+``events`` (default) weighs each component by the events it runs in a profiled prefix of a
+sequential run of the same spec (:mod:`tickpar.pdes.costs`; on multicore's ``wide`` shape a
+balance of component counts left 67% of the events on one of two LPs), ``count`` weighs every
+component 1 (the old partition, for comparison).  Each LP has its own
 :class:`~tickpar.kernel.eventq.EventQueue` and runs only its own components, so no
 component is ever entered by two workers (each component's events, and the
 messages to it, are inserted and run by its own LP's thread); links that cross
@@ -75,6 +79,7 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
+from tickpar.pdes.costs import PARTITION_WEIGHTS, weights_for
 from tickpar.pdes.launch import (
     START_METHODS,
     mpi_launch_stats,
@@ -107,6 +112,7 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
         sync=options["sync"],
         lookahead=options.get("lookahead"),
         stall_s=options["stall_s"],
+        weights=weights_for(spec, options["partition_weights"]) if workers > 1 else None,
     )
 
 
@@ -120,6 +126,9 @@ class Conservative(Strategy):
                          choices=BACKENDS),
         "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
                            choices=METHODS),
+        "partition_weights": Param(str, "events", "what partition=auto balances: events (per component, from a "
+                                   "profiled prefix of a sequential run) or count (components)",
+                                   choices=PARTITION_WEIGHTS),
         "lookahead": Param(int, None, "ticks per window/promise; none: smallest latency crossing LPs",
                            min=1, nullable=True),
         "oversubscribe": Param(bool, False, "backend=mpi: allow more ranks than cores (MPICH ranks spin)"),

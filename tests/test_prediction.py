@@ -199,3 +199,26 @@ def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     for backend in ("threads", "processes", "mpi"):
         costs = preset("here", backend, "gil-release", json.loads(json.dumps(cal)))
         assert costs.overheads.sync(1) == 0.0 and costs.overheads.sync(64) >= costs.overheads.sync(2) > 0
+
+
+def test_conservative_bound_is_zero_overhead_under_the_strategys_own_partition() -> None:
+    """The bound charges no per-event, per-message or per-window cost (exactly 1 at one worker, whatever the
+    preset), and takes the partition the strategy runs: the same LP per component as its plan."""
+    from tickpar.perf.bounds import record_dag, strategy_partition
+    from tickpar.runner import execute
+
+    params = {"cores": 16, "l2_banks": 8, "working_set_kib": 16, "think_cycles": 0, "link_latency": 2000,
+              "max_outstanding": 8, "requests_per_core": 16, "work_us": 10}  # fmt: skip
+    for weights in ("events", "count"):
+        cell = resolve_cell("multicore", params, "conservative", {"partition_weights": weights}, 2, 1, "canonical")
+        dag = record_dag(cell.spec, meter_work=True)
+        stats = execute(cell).stats
+        part = strategy_partition(dag, 2, cell.options)
+        assert [part.count(lp) for lp in range(2)] == stats["partition_sizes"]
+        served = [int((dag.events["component"].map(dict(enumerate(part))) == lp).sum()) for lp in range(2)]
+        assert served == stats["events_per_lp"]
+    costly = Preset("t", "threads", "gil-release", Overheads("t", 2e-6, 5e-5, 1e-6), None, 0.0, 1e-6, True)
+    t1, bound = strategy_time(dag, "conservative", {"sync": "window"}, costly, (1, 2), optimistic=True)
+    _, model = strategy_time(dag, "conservative", {"sync": "window"}, costly, (1, 2), optimistic=False)
+    assert t1 / bound[1] == pytest.approx(1.0)
+    assert model[1] > bound[1] and model[2] > bound[2]  # the model pays the overheads the bound leaves out

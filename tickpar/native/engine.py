@@ -26,6 +26,7 @@ from typing import Any
 
 from tickpar.kernel.params import ParamError
 from tickpar.native.record import RecordedDag, record
+from tickpar.pdes.costs import weights_for
 from tickpar.pdes.plan import make_plan
 from tickpar.plugins import RunSpec, base_stats
 from tickpar.verify.oracle import OracleRecord, global_digest
@@ -170,6 +171,9 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
             order=spec.order,
             sync=sync,
             lookahead=options.get("lookahead") if strategy == "conservative" else None,
+            # The Python strategy's own weights (conservative's partition_weights; unit weights where a
+            # strategy has no such option), so both engines run one partition.
+            weights=weights_for(spec, options.get("partition_weights", "count")) if workers > 1 else None,
         )
         args["lp_of"] = list(plan.lp_of)
         if strategy == "conservative":

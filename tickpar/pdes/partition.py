@@ -378,7 +378,15 @@ def partition(
     )
 
 
-def partition_model(model: object, parts: int, method: str = "auto", imbalance: float = 0.2) -> Partition:
-    """:func:`partition` of a built :class:`~tickpar.kernel.model.Model` (unit weights)."""
+def partition_model(
+    model: object,
+    parts: int,
+    method: str = "auto",
+    imbalance: float = 0.2,
+    weights: Sequence[float] | None = None,
+) -> Partition:
+    """:func:`partition` of a built :class:`~tickpar.kernel.model.Model` (``weights`` per component id;
+    ``None``: unit weights, the partition by component count)."""
     comps = model.components  # type: ignore[attr-defined]
-    return partition(len(comps), model.lookahead_graph(), parts, method, imbalance=imbalance)  # type: ignore[attr-defined]
+    graph = model.lookahead_graph()  # type: ignore[attr-defined]
+    return partition(len(comps), graph, parts, method, weights=weights, imbalance=imbalance)

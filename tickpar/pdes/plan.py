@@ -11,6 +11,7 @@ MPI workers get it as data and rebuild the model themselves.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,15 +90,18 @@ def make_plan(
     lookahead: int | None = None,
     stall_s: float = 120.0,
     sync_args: dict[str, Any] | None = None,
+    weights: Sequence[float] | None = None,
 ) -> tuple[Plan, Partition]:
     """Partition ``model`` into ``parts`` LPs by ``method`` and fix everything the LPs must agree on.
 
     ``lookahead``: ticks per window/promise; ``None`` takes the smallest
     positive latency of a link crossing LPs (1 when only zero-latency links
     are cut: the smallest positive increment, which the run then checks).
+    ``weights``: per component id, what the partitioner balances (``None``: unit weights;
+    :func:`tickpar.pdes.costs.weights_for` gives the ``partition_weights`` option's).
     Raises :class:`~tickpar.plugins.LookaheadError` for a direct call across LPs.
     """
-    part = partition_model(model, parts, method)
+    part = partition_model(model, parts, method, weights=weights)
     lp_of = part.lp_of
     for a, b in model.direct:
         if lp_of[a.id] != lp_of[b.id]:

@@ -65,13 +65,13 @@ import pandas as pd
 from tickpar.perf.bounds import (
     Dag,
     Overheads,
-    balanced_partition,
     calibrate_event_cost,
     critical_path,
     cxx_costs,
     cxx_overheads,
     null_message_time,
     record_dag,
+    strategy_partition,
     tick_barrier_time,
     window_time,
 )
@@ -363,14 +363,20 @@ def strategy_time(
         return t1, out
     if strategy == "conservative":
         sync = str(options.get("sync", "window"))
+        # The bound is zero-overhead: the DAG's work under the strategy's own partition and windows
+        # (and the GIL's serialisation of held work), no per-event, per-message or per-window cost, so it
+        # is exactly 1 at one worker. The prediction adds the preset's overheads to the same structure.
+        c_cost = plain if optimistic else cost
+        o_msg = 0.0 if optimistic else over.o_msg
+        floor = float((held - over.o_event).sum()) if (optimistic and costs.gil) else gil_floor
         for p in ps:
-            part = balanced_partition(priced, p, over.o_event)
+            part = strategy_partition(priced, p, options)
             if sync == "null-message":
-                span, syncs = null_message_time(priced, part, cost, over.o_msg), 0
+                span, syncs = null_message_time(priced, part, c_cost, o_msg), 0
             else:
-                span, syncs, _look = window_time(priced, part, cost, over.o_msg)
-                span += syncs * over.sync(p)
-            out[p] = max(span, gil_floor + syncs * over.sync(p))
+                span, syncs, _look = window_time(priced, part, c_cost, o_msg)
+            per_sync = 0.0 if optimistic else over.sync(p)
+            out[p] = max(span + syncs * per_sync, floor + syncs * per_sync)
         return t1, out
     raise ValueError(
         f"strategy {strategy!r}: no structural model (known: sequential, split, tick-barrier, conservative)"
