@@ -79,7 +79,7 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.costs import PARTITION_WEIGHTS, weights_for
+from tickpar.pdes.costs import PARTITION_WEIGHTS_OPTION, weights_for
 from tickpar.pdes.launch import (
     START_METHODS,
     mpi_launch_stats,
@@ -126,9 +126,7 @@ class Conservative(Strategy):
                          choices=BACKENDS),
         "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
                            choices=METHODS),
-        "partition_weights": Param(str, "events", "what partition=auto balances: events (per component, from a "
-                                   "profiled prefix of a sequential run) or count (components)",
-                                   choices=PARTITION_WEIGHTS),
+        "partition_weights": PARTITION_WEIGHTS_OPTION,
         "lookahead": Param(int, None, "ticks per window/promise; none: smallest latency crossing LPs",
                            min=1, nullable=True),
         "oversubscribe": Param(bool, False, "backend=mpi: allow more ranks than cores (MPICH ranks spin)"),

@@ -25,7 +25,8 @@ of conservative sync starve.
 
 Ownership: components are partitioned into ``workers`` LPs by
 :func:`tickpar.pdes.partition.partition` (``partition=auto`` never separates
-components joined by a zero-latency link or a direct call); each LP runs and
+components joined by a zero-latency link or a direct call; it balances
+``partition_weights``, events per component by default, as ``conservative`` does); each LP runs and
 rolls back only its own components.  A direct call across LPs cannot be
 simulated and is rejected before the run (verdict ``causality``).  Backends
 (``backend``): ``threads`` (one thread per LP over one shared model; only
@@ -80,6 +81,7 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param
 from tickpar.kernel.work import calibrate
+from tickpar.pdes.costs import PARTITION_WEIGHTS_OPTION, weights_for
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
@@ -103,6 +105,7 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
         order=spec.order,
         sync="optimistic",
         stall_s=options["stall_s"],
+        weights=weights_for(spec, options["partition_weights"]) if workers > 1 else None,
     )
     lp_of = plan.lp_of
     zero_cut = any(lp_of[link.src.id] != lp_of[link.dst.id] and link.latency == 0 for link in model.links)
@@ -137,6 +140,7 @@ class Optimistic(Strategy):
                          choices=BACKENDS),
         "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
                            choices=METHODS),
+        "partition_weights": PARTITION_WEIGHTS_OPTION,
         "gvt_interval": Param(int, 64, "LP 0 starts a GVT round every this many of its events (and when idle)",
                               min=1, max=10**9),
         "rollback_check": Param(bool, False, "run every event, roll it back, run it again: find unsaved state"),

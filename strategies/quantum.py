@@ -24,7 +24,8 @@ curTick())`` (verdict ``causality``).
 Ownership: components are partitioned into one event queue per worker by
 :func:`tickpar.pdes.partition.partition` (``partition=auto``, the default,
 never separates components joined by a zero-latency link or a direct call and
-maximises the lookahead; ``roundrobin`` and ``linear`` ignore the graph).
+maximises the lookahead, balancing ``partition_weights``: events per component by default, as
+``conservative`` does; ``roundrobin`` and ``linear`` ignore the graph).
 Each queue runs only its own components; a direct call across queues cannot
 be simulated and is rejected before the run (verdict ``causality``).
 
@@ -64,6 +65,7 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
+from tickpar.pdes.costs import PARTITION_WEIGHTS_OPTION, weights_for
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
@@ -108,6 +110,7 @@ class Quantum(Strategy):
         "partition": Param(
             str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)", choices=METHODS
         ),
+        "partition_weights": PARTITION_WEIGHTS_OPTION,
         "start_method": Param(str, "fork", "backend=processes: multiprocessing start method", choices=START_METHODS),
         "stall_s": Param(
             float, 120.0, "a queue waiting longer than this at a barrier is a deadlock (0: no limit)",
@@ -167,6 +170,7 @@ class Quantum(Strategy):
         plan, part = make_plan(
             model, workers, method=options["partition"], order=spec.order, sync=QuantumSync.name,
             stall_s=options["stall_s"],
+            weights=weights_for(spec, options["partition_weights"]) if workers > 1 else None,
         )  # fmt: skip
         args = {"quantum": quantum_ticks(options, plan.lookahead), "late": options["late"]}
         return replace(plan, sync_args=args), part

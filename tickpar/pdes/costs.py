@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from tickpar.kernel.params import Param
 from tickpar.kernel.simloop import start_single_queue
 from tickpar.plugins import RunSpec
 
-__all__ = ["PARTITION_WEIGHTS", "PROFILE_EVENTS", "event_weights", "weights_for"]
+__all__ = ["PARTITION_WEIGHTS", "PARTITION_WEIGHTS_OPTION", "PROFILE_EVENTS", "event_weights", "weights_for"]
 
 #: Events of the profiling prefix: on the default sweep's shapes (about 1,000 events) the whole run;
 #: on long runs a prefix of a few tens of milliseconds in pure Python.
@@ -29,6 +30,14 @@ PROFILE_EVENTS = 20_000
 #: ``partition_weights`` option values: ``events`` (per-component event counts of the profiling prefix)
 #: or ``count`` (every component weighs 1: the partition by component count, for comparison).
 PARTITION_WEIGHTS = ("events", "count")
+#: The option every partitioned strategy (conservative, optimistic, quantum) offers, defined once.
+PARTITION_WEIGHTS_OPTION = Param(
+    str,
+    "events",
+    "what partition=auto balances: events (per component, from a profiled prefix of a sequential run) "
+    "or count (components)",
+    choices=PARTITION_WEIGHTS,
+)
 
 
 @lru_cache(maxsize=16)
