@@ -26,7 +26,7 @@ from typing import Any
 
 from tickpar.kernel.params import ParamError
 from tickpar.native.record import RecordedDag, record
-from tickpar.pdes.plan import make_plan
+from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights
 from tickpar.plugins import RunSpec, base_stats
 from tickpar.verify.oracle import OracleRecord, global_digest
 
@@ -163,6 +163,10 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
     elif strategy in ("conservative", "quantum"):
         model = spec.build_model(work="none")
         sync = "window" if strategy == "conservative" else "quantum"
+        # Conservative balances what its Python strategy balances (partition_weights); quantum, components.
+        weighted_by = "count"
+        if strategy == "conservative":
+            weighted_by = options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS)
         plan, _part = make_plan(
             model,
             workers,
@@ -170,6 +174,8 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
             order=spec.order,
             sync=sync,
             lookahead=options.get("lookahead") if strategy == "conservative" else None,
+            weights=partition_weights(spec, weighted_by),
+            weighted_by=weighted_by,
         )
         args["lp_of"] = list(plan.lp_of)
         if strategy == "conservative":
