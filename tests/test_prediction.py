@@ -81,8 +81,10 @@ def test_tick_barrier_time_with_and_without_the_gil() -> None:
     t1, free = strategy_time(dag, "tick-barrier", {}, _costs(gil=False), (1, 2, 4), optimistic=True)
     assert t1 == pytest.approx(16.0)
     assert free == pytest.approx({1: 16.0, 2: 8.0, 4: 4.0})
-    _, held = strategy_time(dag, "tick-barrier", {}, _costs(gil=True, o_sync=0.5), (1, 2, 4), optimistic=True)
-    assert held == pytest.approx({1: 16.0, 2: 8.5, 4: 4.5})  # GIL floor 4 s + one barrier: 4.5 s
+    _, held = strategy_time(dag, "tick-barrier", {}, _costs(gil=True, o_sync=0.5), (1, 2, 4), optimistic=False)
+    assert held == pytest.approx({1: 16.0, 2: 8.5, 4: 4.5})  # the model: GIL floor 4 s + one barrier: 4.5 s
+    _, bound = strategy_time(dag, "tick-barrier", {}, _costs(gil=True, o_sync=0.5), (1, 2, 4), optimistic=True)
+    assert bound == pytest.approx({1: 16.0, 2: 8.0, 4: 4.0})  # the bound: no barrier, no GIL floor
     assert strategy_time(dag, "sequential", {}, _costs(gil=True), (1, 4), optimistic=True)[1] == {1: 16.0, 4: 16.0}
 
 
@@ -199,3 +201,51 @@ def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     for backend in ("threads", "processes", "mpi"):
         costs = preset("here", backend, "gil-release", json.loads(json.dumps(cal)))
         assert costs.overheads.sync(1) == 0.0 and costs.overheads.sync(64) >= costs.overheads.sync(2) > 0
+
+
+#: multicore's `wide` shape (config/config.yaml) at a work_us where the work dominates.
+MULTICORE_WIDE = {"cores": 16, "l2_banks": 8, "working_set_kib": 16, "think_cycles": 0, "link_latency": 2000,
+                  "max_outstanding": 8, "requests_per_core": 16, "work_us": 1000}  # fmt: skip
+
+
+def _wide_rows() -> pd.DataFrame:
+    spec = resolve_cell("multicore", dict(MULTICORE_WIDE), "sequential", {}, 1, 1).spec
+    cells = [{"strategy": "conservative", "variant": w, "options": {"sync": "window", "partition_weights": w},
+              "order": "canonical", "work": "gil-release"} for w in ("events", "count")]  # fmt: skip
+    cells.append({"strategy": "tick-barrier", "variant": "component", "options": {}, "order": "gem5",
+                  "work": "gil-release"})  # fmt: skip
+    cells.append({"strategy": "split", "variant": "name", "options": {}, "order": "gem5", "work": "gil-release"})
+    record = shape_bounds("multicore", "wide", spec, cells, CALIBRATION, (1, 2), "cal.json", recordings=2)
+    assert record["partition_fallback"] == {} and record["recordings"] == 2
+    return pd.DataFrame(record["rows"])
+
+
+def test_bound_is_zero_overhead_exactly_one_at_one_worker_and_uses_the_strategys_partition() -> None:
+    """At one worker the bound is 1 for every modelled strategy (the model, with o_event, is below);
+    the conservative bound follows its own partition_weights: events allow more than counts."""
+    rows = _wide_rows()
+    here = rows[rows["preset"] == "here"].set_index(["strategy", "variant", "workers"])
+    for strategy, variant in (("conservative", "events"), ("conservative", "count"), ("tick-barrier", "component"),
+                              ("split", "name")):  # fmt: skip
+        assert here.loc[(strategy, variant, 1), "bound_speedup"] == 1.0
+        at2 = here.loc[(strategy, variant, 2)]
+        assert at2["predicted_speedup"] <= at2["bound_speedup"]
+    assert here.loc[("conservative", "count", 1), "predicted_speedup"] < 1.0
+    by_events = here.loc[("conservative", "events", 2), "bound_speedup"]
+    by_count = here.loc[("conservative", "count", 2), "bound_speedup"]
+    assert by_count < 1.6 < by_events  # the count partition leaves one LP two thirds of the events
+    bound_sources = json.loads(here.loc[("conservative", "events", 2), "bound_sources"])
+    assert {bound_sources[k] for k in ("o_event", "o_sync", "o_msg")} == {"none"}
+    model_sources = json.loads(here.loc[("conservative", "events", 2), "model_sources"])
+    assert all("cal.json" in model_sources[k] for k in ("o_event", "o_sync", "o_msg", "work"))
+
+
+def test_prediction_table_has_bound_model_and_flags_points_above_the_bound(tmp_path: Path) -> None:
+    """prediction.csv: `bound` and `model` columns, with provenance; a measured point above its bound is flagged."""
+    summary = _summary()
+    summary["loop_speedup"] = 2.5  # above the shape file's bound of 1.9 at every P
+    table = prediction_table(summary, [_shape_file(tmp_path)])
+    at2 = table[(table["workers"] == 2) & (table["preset"] == "here")].iloc[0]
+    assert at2["bound"] == pytest.approx(1.9) and at2["model"] == at2["predicted_speedup"]
+    assert bool(at2["above_bound"])
+    assert not table[table["preset"] == "cxx"]["above_bound"].any()  # no cxx bound: nothing to be above
