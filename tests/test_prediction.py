@@ -249,3 +249,22 @@ def test_prediction_table_has_bound_model_and_flags_points_above_the_bound(tmp_p
     assert at2["bound"] == pytest.approx(1.9) and at2["model"] == at2["predicted_speedup"]
     assert bool(at2["above_bound"])
     assert not table[table["preset"] == "cxx"]["above_bound"].any()  # no cxx bound: nothing to be above
+
+
+def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() -> None:
+    """Threads, gil-release: calls hashing fewer than 2,048 bytes hold the GIL, so at 1 µs four events do not
+    overlap their work in the model; the bound (no GIL floor) and calls above the threshold still do."""
+    from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
+
+    calibration = {**CALIBRATION, "work_units_per_us": {"gil-release": GIL_RELEASE_MIN_BYTES / 5.0}}  # threshold 5 µs
+    costs = preset("here", "threads", "gil-release", calibration)
+    assert costs.gil_hold_below_us == pytest.approx(5.0)
+    small, large = _independent(4, 0.0, 1.0), _independent(4, 0.0, 50.0)
+    _, held = strategy_time(small, "tick-barrier", {}, costs, (1, 4), optimistic=False)
+    _, released = strategy_time(large, "tick-barrier", {}, costs, (1, 4), optimistic=False)
+    t1_small = 4 * (1e-6 + 1e-6)  # per call + per µs, as CALIBRATION's work line says
+    assert held[4] >= t1_small  # serialised: no faster than sequential
+    assert released[4] < 0.7 * 4 * (1e-6 + 50e-6)  # overlapped: one event plus a barrier, below T1
+    _, bound = strategy_time(small, "tick-barrier", {}, costs, (1, 4), optimistic=True)
+    assert bound[4] == pytest.approx(t1_small / 4)
+    assert preset("here", "threads", "gil-release", CALIBRATION).gil_hold_below_us == 0.0  # no rate: unknown

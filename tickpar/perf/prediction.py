@@ -73,6 +73,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
+from tickpar.kernel.work import calibrate as work_rate
 from tickpar.perf.bounds import (
     Dag,
     Overheads,
@@ -143,6 +145,10 @@ class Preset:
     work_per_us_s: float
     gil: bool
     """Python threads: only GIL-releasing work runs in parallel."""
+    gil_hold_below_us: float = 0.0
+    """``gil-release`` work: a call shorter than this hashes fewer than
+    :data:`tickpar.kernel.work.GIL_RELEASE_MIN_BYTES` and holds the GIL (from the calibrated hash rate;
+    0: unknown, every call releases it)."""
 
 
 def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
@@ -183,7 +189,10 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     sync = _sync_fn(a, b, one_free=True)
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
     per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
-    return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads")
+    rate = float(calibration.get("work_units_per_us", {}).get("gil-release", 0.0))
+    hold_below = GIL_RELEASE_MIN_BYTES / rate if rate > 0 and work_mode == "gil-release" else 0.0
+    return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
+                  gil_hold_below_us=hold_below)  # fmt: skip
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -319,6 +328,8 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "cores": cores,
         "o_event_s": calibrate_event_cost(),
         "work": {mode: list(_work_cost(mode)) for mode in work_modes},
+        # The hash rate places the GIL-release threshold (GIL_RELEASE_MIN_BYTES) in microseconds.
+        "work_units_per_us": {mode: work_rate(mode) for mode in work_modes},
         "sync_measured": {
             "threads": {str(p): v for p, v in threads.items()},
             "processes": {str(p): v for p, v in procs.items()},
@@ -416,7 +427,7 @@ def strategy_time(
     priced = Dag(dag.events.assign(cost_s=plain), dag.components, dag.lookahead, dag.meta)
     over = costs.overheads
     cost = plain + over.o_event
-    held = engine + over.o_event + (work if costs.work_mode == "gil-hold" else 0.0)
+    held = engine + over.o_event + _gil_held_work(dag, work, costs)
     gil_floor = float(held.sum()) if costs.gil else 0.0
     out: dict[int, float] = {}
     if strategy == "split":
@@ -473,6 +484,17 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
     return lp_of
 
 
+def _gil_held_work(dag: Dag, work: np.ndarray, costs: Preset) -> np.ndarray | float:
+    """Per event, the work seconds that hold the GIL: all of ``gil-hold``; ``gil-release`` calls below the threshold."""
+    if costs.work_mode == "gil-hold":
+        return work
+    if costs.work_mode != "gil-release" or costs.gil_hold_below_us <= 0:
+        return 0.0
+    calls = dag.events["work_calls"].to_numpy(dtype=np.float64)
+    per_call_us = dag.events["work_us"].to_numpy(dtype=np.float64) / np.maximum(calls, 1.0)
+    return np.where((calls > 0) & (per_call_us < costs.gil_hold_below_us), work, 0.0)
+
+
 def _partition_or_fallback(
     spec: RunSpec, strategy: str, options: Mapping[str, Any], fallback: dict[str, list[int]]
 ) -> Callable[[int], list[int]] | None:
@@ -526,8 +548,11 @@ def provenance(calibration_file: str, preset_name: str) -> dict[str, str]:
             "o_sync": f"fit: a + b log2(P) to {calibration_file} sync_measured (fit_sync)",
             "o_msg": f"calibration {calibration_file}: o_msg_s",
             "work": f"fit: per_call + per_us x work_us, {calibration_file} work",
+            "gil_threshold": f"GIL_RELEASE_MIN_BYTES / {calibration_file} work_units_per_us (gil-release calls "
+            "below it hold the GIL)",
         }
-    bound = {"event": model["event"], "work": model["work"], "o_event": "none", "o_sync": "none", "o_msg": "none"}
+    bound = {"event": model["event"], "work": model["work"], "o_event": "none", "o_sync": "none", "o_msg": "none",
+             "gil": "none"}  # fmt: skip
     return {"bound": json.dumps(bound, sort_keys=True), "model": json.dumps(model, sort_keys=True)}
 
 
