@@ -177,3 +177,18 @@ def test_scaling_page_marks_points_above_their_bound() -> None:
                tuple(c.get_facecolor()[0][:3]) == (1.0, 0.0, 0.0)]  # fmt: skip
     assert len(crosses) == 1 and crosses[0].get_offsets()[0].tolist() == [2.0, 1.76]
     plt.close(fig)
+
+
+def test_scaling_lines_name_their_validation_error_and_range() -> None:
+    """A model line with a measured point is labelled with its median |rel_error| and the largest measured P."""
+    from tickpar.report.speed import fig_scaling, validation
+
+    pred = _prediction()
+    here = pred[pred["preset"] == "here"]
+    err, top = validation(here)
+    assert top == 2 and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
+    assert validation(pred[pred["preset"] == "cxx"].assign(measured_speedup=None, rel_error=None)) is None
+    fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert f"model err {err:.0%}, P<=2" in texts
+    plt.close(fig)

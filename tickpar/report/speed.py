@@ -40,6 +40,7 @@ __all__ = [
     "speed_findings",
     "speed_table",
     "speedup_table",
+    "validation",
 ]
 
 _NUMERIC = (
@@ -358,6 +359,29 @@ def scaling_shapes(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
     return out[:6]
 
 
+def validation(s: pd.DataFrame) -> tuple[float, int] | None:
+    """``(median |rel_error|, largest measured P)`` of one model line (``None``: no measured point)."""
+    m = s[s["measured_speedup"].notna() & s["rel_error"].notna()]
+    if m.empty:
+        return None
+    return float(np.median(np.abs(m["rel_error"].astype(float)))), int(m["workers"].max())
+
+
+def _model_line(ax: plt.Axes, s: pd.DataFrame, color: object, ls: str) -> None:
+    """One model line: solid up to its largest measured P, faint beyond (extrapolation), its error at the end."""
+    checked = validation(s)
+    if checked is None:  # never validated: all of it is extrapolation
+        ax.plot(s["workers"], s["predicted_speedup"], color=color, lw=1.4, ls=ls, alpha=0.35)
+        return
+    err, top = checked
+    inside, beyond = s[s["workers"] <= top], s[s["workers"] >= top]
+    ax.plot(inside["workers"], inside["predicted_speedup"], color=color, lw=1.4, ls=ls)
+    ax.plot(beyond["workers"], beyond["predicted_speedup"], color=color, lw=1.4, ls=ls, alpha=0.35)
+    last = s.iloc[-1]
+    ax.annotate(f"model err {err:.0%}, P<={top}", (last["workers"], last["predicted_speedup"]), fontsize=6,
+                color=color, xytext=(2, 0), textcoords="offset points", va="center")  # fmt: skip
+
+
 def fig_scaling(
     df: pd.DataFrame, prediction: pd.DataFrame, palette: dict[str, object], param: str = "work_us"
 ) -> plt.Figure:
@@ -379,8 +403,7 @@ def fig_scaling(
         workers = sorted(sub["workers"].unique())
         for (label, preset), s in sub.groupby(["label", "preset"], sort=False):
             s = s.sort_values("workers")
-            ax.plot(s["workers"], s["predicted_speedup"], color=palette.get(label), lw=1.4,
-                    ls="-" if preset == "here" else "--")  # fmt: skip
+            _model_line(ax, s, palette.get(label), "-" if preset == "here" else "--")
             if preset == "here" and "bound" in s.columns and s["bound"].notna().any():
                 ax.plot(s["workers"], s["bound"], color=palette.get(label), lw=0.9, ls="-.")
             m = s[s["measured_speedup"].notna()] if preset == "here" else s.iloc[0:0]
@@ -406,6 +429,7 @@ def fig_scaling(
     handles = [Line2D([], [], color=palette.get(lab), lw=2, label=lab) for lab in labels]
     handles += [
         Line2D([], [], color="black", ls="-", label="model, here (calibrated)"),
+        Line2D([], [], color="black", ls="-", alpha=0.35, label="model beyond its validated P (extrapolation)"),
         Line2D([], [], color="black", ls="--", label="model, cxx (native engine)"),
         Line2D([], [], color="black", ls="-.", lw=0.9, label="bound (zero overhead)"),
         Line2D([], [], color="red", marker="x", ls="", label="measured above its bound (defect)"),
