@@ -2,7 +2,8 @@
 # then per timed workload shape its event DAG (one work-free sequential run per order, work metered)
 # -> ideal, bound and predicted speedups of each timed strategy variant for P = 1, 2, 4 ... 64;
 # then results/prediction.csv beside the measured points. The calibration runs alone (bench, load: it
-# times synchronisation); a shape job (about a second, one core) runs beside correctness jobs like one.
+# times synchronisation); so does a shape job (a few seconds, one core): its DAG's event costs are the
+# least over repeated recordings, and recordings made beside other jobs would inflate them.
 import json
 
 from tickpar.pipeline.sweep import format_value
@@ -65,7 +66,8 @@ rule bounds:
         py=PY,
     priority: 5
     resources:
-        load=1,
+        bench=1,
+        load=LOAD,
     shell:
         "TICKPAR_CALIBRATION=results/calibration.json"
         " {params.py} -m tickpar.perf.prediction shape {params.args} --calibration {input.calibration}"

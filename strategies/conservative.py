@@ -29,11 +29,13 @@ Ownership: components are partitioned into ``workers`` LPs by
 :func:`tickpar.pdes.partition.partition` (``partition=auto`` never separates
 components joined by a zero-latency link or a direct call, maximises the
 lookahead and then minimises cut edges within a balance cap; ``roundrobin``
-and ``linear`` ignore the graph).  What ``auto`` balances is ``partition_weights``:
-``events`` (default) weighs each component by the events it runs in a profiled prefix of a
-sequential run of the same spec (:mod:`tickpar.pdes.costs`; on multicore's ``wide`` shape a
-balance of component counts left 67% of the events on one of two LPs), ``count`` weighs every
-component 1 (the old partition, for comparison).  Each LP has its own
+and ``linear`` ignore the graph).  What ``auto`` balances is
+``partition_weights``: ``events`` (default) weighs each component by the events
+it processed in a work-free sequential run of the same spec
+(:func:`tickpar.pdes.plan.component_event_counts`; a pure function of the
+spec, so processes, ranks and the native engine agree), ``count`` weighs every
+component 1 (the old partition, kept for comparison; on multicore it left the
+busiest LP two thirds of the events).  Each LP has its own
 :class:`~tickpar.kernel.eventq.EventQueue` and runs only its own components, so no
 component is ever entered by two workers (each component's events, and the
 messages to it, are inserted and run by its own LP's thread); links that cross
@@ -79,7 +81,6 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.costs import PARTITION_WEIGHTS_OPTION, weights_for
 from tickpar.pdes.launch import (
     START_METHODS,
     mpi_launch_stats,
@@ -91,7 +92,14 @@ from tickpar.pdes.launch import (
 )
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
-from tickpar.pdes.plan import Plan, cut_links_below, make_plan
+from tickpar.pdes.plan import (
+    DEFAULT_PARTITION_WEIGHTS,
+    PARTITION_WEIGHTS_OPTION,
+    Plan,
+    cut_links_below,
+    make_plan,
+    partition_weights,
+)
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
 from tickpar.verify.anatomy import partitioned_steps
@@ -104,6 +112,7 @@ CONSERVATIVE_SYNCS = ("window", "null-message")
 
 def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
     """The plan of a run of this strategy: its options applied to :func:`tickpar.pdes.plan.make_plan`."""
+    weighted_by = options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS)
     return make_plan(
         model,
         workers,
@@ -112,7 +121,8 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
         sync=options["sync"],
         lookahead=options.get("lookahead"),
         stall_s=options["stall_s"],
-        weights=weights_for(spec, options["partition_weights"]) if workers > 1 else None,
+        weights=partition_weights(spec, weighted_by),
+        weighted_by=weighted_by,
     )
 
 

@@ -81,11 +81,10 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.costs import PARTITION_WEIGHTS_OPTION, weights_for
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
-from tickpar.pdes.plan import Plan, make_plan
+from tickpar.pdes.plan import PARTITION_WEIGHTS_OPTION, Plan, make_plan, partition_weights
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, Promise, RunSpec, Strategy, StrategyResult
 from tickpar.verify.anatomy import partitioned_steps
@@ -105,7 +104,8 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
         order=spec.order,
         sync="optimistic",
         stall_s=options["stall_s"],
-        weights=weights_for(spec, options["partition_weights"]) if workers > 1 else None,
+        weights=partition_weights(spec, options["partition_weights"]),
+        weighted_by=options["partition_weights"],
     )
     lp_of = plan.lp_of
     zero_cut = any(lp_of[link.src.id] != lp_of[link.dst.id] and link.latency == 0 for link in model.links)

@@ -65,11 +65,10 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.costs import PARTITION_WEIGHTS_OPTION, weights_for
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
-from tickpar.pdes.plan import Plan, make_plan
+from tickpar.pdes.plan import PARTITION_WEIGHTS_OPTION, Plan, make_plan, partition_weights
 from tickpar.pdes.quantum import LATE_MODES, QuantumSync
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
@@ -170,7 +169,8 @@ class Quantum(Strategy):
         plan, part = make_plan(
             model, workers, method=options["partition"], order=spec.order, sync=QuantumSync.name,
             stall_s=options["stall_s"],
-            weights=weights_for(spec, options["partition_weights"]) if workers > 1 else None,
+            weights=partition_weights(spec, options["partition_weights"]),
+            weighted_by=options["partition_weights"],
         )  # fmt: skip
         args = {"quantum": quantum_ticks(options, plan.lookahead), "late": options["late"]}
         return replace(plan, sync_args=args), part

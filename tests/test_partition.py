@@ -173,43 +173,48 @@ def test_pack_balanced_is_lpt_over_zero_latency_groups() -> None:
         pack_balanced(5, edges, 0, [1.0] * 5)
 
 
-# The default sweep's multicore `wide` shape (config/config.yaml): with unit weights the busiest of two LPs
-# ran 712 of its 1064 events.
+#: multicore's `wide` shape (config/config.yaml).
 MULTICORE_WIDE = {"cores": 16, "l2_banks": 8, "working_set_kib": 16, "think_cycles": 0, "link_latency": 2000,
                   "max_outstanding": 8, "requests_per_core": 16, "work_us": 1}  # fmt: skip
 
 
-def _busiest_share(partition_weights: str) -> float:
-    from tickpar.runner import execute, resolve_cell
-
-    options = {"partition_weights": partition_weights}
-    cell = resolve_cell("multicore", MULTICORE_WIDE, "conservative", options, 2, 1, "canonical")
-    outcome = execute(cell)
-    assert outcome.record.failure is None
-    served = outcome.stats["events_per_lp"]
-    assert sum(served) == outcome.record.events == 1064
-    return max(served) / sum(served)
-
-
-def test_event_weights_balance_the_events_the_count_partition_piles_up() -> None:
-    """partition_weights=events (the default) balances events per LP; count balances components only."""
-    by_count = _busiest_share("count")
-    by_events = _busiest_share("events")
-    assert by_count > 0.6  # the imbalance the issue measured
-    assert by_events < 0.55 and by_events < by_count
-
-
-def test_event_weights_are_a_pure_function_of_the_spec() -> None:
-    from tickpar.pdes.costs import event_weights, weights_for
+def _busiest_share(weights: str) -> float:
+    from strategies.conservative import plan_for
+    from tickpar.pdes.plan import component_event_counts
     from tickpar.runner import resolve_cell
 
-    spec = resolve_cell("multicore", MULTICORE_WIDE, "sequential", {}, 1, 1, "canonical").spec
-    first = event_weights(spec)
-    again = resolve_cell("multicore", dict(MULTICORE_WIDE), "sequential", {}, 1, 1, "canonical").spec
-    assert first == event_weights(RunSpec(again.workload, dict(again.params), again.seed, again.order, work="gil-hold"))
-    assert len(first) == len(spec.build_model().components)
-    assert sum(first) - 0.5 * len(first) == 1064  # the whole run is shorter than the profiling prefix
-    assert event_weights(spec, events=100) != first and sum(event_weights(spec, events=100)) - 0.5 * len(first) == 100
-    assert weights_for(spec, "count") is None
-    with pytest.raises(ValueError, match="partition_weights 'cost' is not allowed: choose one of events, count"):
-        weights_for(spec, "cost")
+    options = {"partition": "auto", "sync": "window", "stall_s": 10.0, "partition_weights": weights}
+    spec = resolve_cell("multicore", dict(MULTICORE_WIDE), "conservative", options, 2, 1, "canonical").spec
+    assert spec.order == "canonical"
+    plan, _part = plan_for(spec.build_model(work="none"), spec, 2, options)
+    counts = component_event_counts(spec)
+    per_lp = [sum(c for c, lp in zip(counts, plan.lp_of, strict=True) if lp == p) for p in range(plan.parts)]
+    return max(per_lp) / sum(per_lp)
+
+
+def test_event_weighted_partition_balances_multicore_wide_better_than_counts() -> None:
+    """On multicore `wide` the count partition leaves one LP two thirds of the events; events weights do not."""
+    by_count, by_events = _busiest_share("count"), _busiest_share("events")
+    assert by_count > 0.6
+    assert by_events < by_count and by_events < 0.55
+
+
+def test_component_event_counts_are_the_sequential_runs_and_ignore_work() -> None:
+    """Counts per component sum to the golden run's events; the work mode and trace flag do not change them."""
+    from dataclasses import replace
+
+    from tickpar.pdes.plan import component_event_counts, partition_weights
+    from tickpar.runner import resolve_cell
+
+    spec = replace(resolve_cell("phold", {"lps": 8, "end_tick": 400}, "sequential", {}, 1, 3).spec, work="gil-release")
+    counts = component_event_counts(spec)
+    from tickpar.kernel.simloop import start_single_queue
+
+    model, queue = start_single_queue(replace(spec, work="none"))
+    queue.run()
+    assert len(counts) == len(model.components) and sum(counts) > 0
+    assert component_event_counts(replace(spec, work="none", trace=True)) == counts
+    assert partition_weights(spec, "count") is None
+    assert partition_weights(spec, "events") == [float(c) for c in counts]
+    with pytest.raises(ValueError, match=r"partition_weights='cost' is not allowed: one of events, count"):
+        partition_weights(spec, "cost")

@@ -143,3 +143,52 @@ def test_render_writes_every_registered_page_and_a_new_page_is_one_entry(
         assert Path(outputs[name]).stat().st_size > 1000, name
     assert names == ["findings", "scaling", "speedup table", "extra"]
     assert "of its bound" in Path(outputs["findings"]).read_text()
+
+
+def test_a_measured_speedup_above_its_bound_is_a_listed_defect() -> None:
+    """A crafted summary: one counted cell's loop speedup above its bound is listed in the findings; none, none."""
+    from tickpar.report.speed import bound_defects, bound_defects_finding
+
+    df = _summary()
+    assert bound_defects(df).empty
+    assert "No counted cell's measured speedup is above its bound" in (bound_defects_finding(df) or "")
+    one = df.index[(df["label"] == "tick-barrier/component") & (df["workers"] == 1)][0]
+    df.loc[one, "speedup"] = 1.2  # 1 worker: the bound is 1
+    two = df.index[(df["label"] == "conservative/w") & (df["workers"] == 2)][0]
+    df.loc[two, "loop_speedup"] = 1.9  # the bound is 1.8
+    bad = bound_defects(df)
+    assert list(bad["label"]) == ["tick-barrier/component", "conservative/w"]
+    assert bad["achieved"].tolist() == pytest.approx([1.2, 1.9])
+    text = "\n".join(speed_findings(df, pd.DataFrame()))
+    assert "DEFECT: 2 counted cell(s) measured above their bound" in text
+    assert "1.20x against 1.00x" in text and "1.90x against 1.80x" in text
+    df.loc[two, "contended"] = True  # a point that does not count is not a defect of the bound
+    assert len(bound_defects(df)) == 1
+
+
+def test_scaling_page_marks_points_above_their_bound() -> None:
+    """The scaling figure draws the bound line and a red cross on a measured point above it."""
+    from tickpar.report.speed import fig_scaling
+
+    pred = _prediction()
+    pred["bound"] = [1.0, 1.7, 3.0, 5.0, None, None, None, None]  # measured 1.76 at P=2 is above 1.7
+    fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
+    crosses = [c for ax in fig.axes for c in ax.collections if c.get_offsets().shape[0] and
+               tuple(c.get_facecolor()[0][:3]) == (1.0, 0.0, 0.0)]  # fmt: skip
+    assert len(crosses) == 1 and crosses[0].get_offsets()[0].tolist() == [2.0, 1.76]
+    plt.close(fig)
+
+
+def test_scaling_lines_name_their_validation_error_and_range() -> None:
+    """A model line with a measured point is labelled with its median |rel_error| and the largest measured P."""
+    from tickpar.report.speed import fig_scaling, validation
+
+    pred = _prediction()
+    here = pred[pred["preset"] == "here"]
+    err, top = validation(here)
+    assert top == 2 and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
+    assert validation(pred[pred["preset"] == "cxx"].assign(measured_speedup=None, rel_error=None)) is None
+    fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert f"model err {err:.0%}, P<=2" in texts
+    plt.close(fig)

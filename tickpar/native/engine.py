@@ -26,8 +26,7 @@ from typing import Any
 
 from tickpar.kernel.params import ParamError
 from tickpar.native.record import RecordedDag, record
-from tickpar.pdes.costs import weights_for
-from tickpar.pdes.plan import make_plan
+from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights
 from tickpar.plugins import RunSpec, base_stats
 from tickpar.verify.oracle import OracleRecord, global_digest
 
@@ -164,6 +163,8 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
     elif strategy in ("conservative", "quantum"):
         model = spec.build_model(work="none")
         sync = "window" if strategy == "conservative" else "quantum"
+        # The partition its Python strategy runs (both offer partition_weights): both engines, one partition.
+        weighted_by = options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS)
         plan, _part = make_plan(
             model,
             workers,
@@ -171,9 +172,8 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
             order=spec.order,
             sync=sync,
             lookahead=options.get("lookahead") if strategy == "conservative" else None,
-            # The Python strategy's own weights (conservative's partition_weights; unit weights where a
-            # strategy has no such option), so both engines run one partition.
-            weights=weights_for(spec, options.get("partition_weights", "count")) if workers > 1 else None,
+            weights=partition_weights(spec, weighted_by),
+            weighted_by=weighted_by,
         )
         args["lp_of"] = list(plan.lp_of)
         if strategy == "conservative":

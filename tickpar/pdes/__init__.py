@@ -3,9 +3,8 @@
 One module per job:
 
 * :mod:`~tickpar.pdes.partition`: components -> LPs, from the coupling graph;
-* :mod:`~tickpar.pdes.costs`: component weights for the partitioner (events per component of a
-  profiled sequential prefix: ``partition_weights=events``);
-* :mod:`~tickpar.pdes.plan`: the :class:`~tickpar.pdes.plan.Plan` every LP agrees on
+* :mod:`~tickpar.pdes.plan`: the :class:`~tickpar.pdes.plan.Plan` every LP agrees on, and the
+  partitioner's weights (``partition_weights``: events per component of a profiled prefix, or count)
   (assignment, lookahead, channels);
 * :mod:`~tickpar.pdes.stamps`: gem5-order insertion stamps and cross-LP tie counts;
 * :mod:`~tickpar.pdes.transport`: threads, socket (processes) and MPI transports;

@@ -70,6 +70,8 @@ class Partition:
     """Components per LP."""
     weights: tuple[float, ...]
     """Total component weight per LP."""
+    weighted_by: str = "count"
+    """What the weights are: ``count`` (1 per component) or what the caller says (e.g. ``events``)."""
 
     def members(self, lp: int) -> list[int]:
         """Component ids of ``lp``, ascending."""
@@ -91,6 +93,7 @@ class Partition:
             "coupling_edges": self.edges,
             "partition_sizes": list(self.sizes),
             "partition_weights": list(self.weights),
+            "partition_weighted_by": self.weighted_by,
         }
 
 
@@ -385,8 +388,7 @@ def partition_model(
     imbalance: float = 0.2,
     weights: Sequence[float] | None = None,
 ) -> Partition:
-    """:func:`partition` of a built :class:`~tickpar.kernel.model.Model` (``weights`` per component id;
-    ``None``: unit weights, the partition by component count)."""
+    """:func:`partition` of a built :class:`~tickpar.kernel.model.Model` (``weights`` by component id; default 1)."""
     comps = model.components  # type: ignore[attr-defined]
     graph = model.lookahead_graph()  # type: ignore[attr-defined]
     return partition(len(comps), graph, parts, method, weights=weights, imbalance=imbalance)

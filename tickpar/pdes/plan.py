@@ -7,19 +7,90 @@ lookahead: the smallest positive latency of a link that crosses LPs, or the
 caller's value (which may be larger, as gem5's ``sim_quantum`` may be: then it
 is a claim that the run checks).  A :class:`Plan` is JSON-ready, so process and
 MPI workers get it as data and rebuild the model themselves.
+
+Weights (:data:`PARTITION_WEIGHTS`, :func:`partition_weights`): ``count`` balances
+components (1 each); ``events`` balances each component's processed events in a
+profiled prefix (:data:`PROFILE_EVENTS` events) of a work-free sequential run of
+the same spec (:func:`component_event_counts`, cached per process), a pure
+function of (workload, params, seed, order): so every process, rank and the
+native engine compute the same partition, and a busy component (a crossbar, a
+memory controller) no longer weighs as much as an idle one.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tickpar.kernel.model import Link, Model
+from tickpar.kernel.params import Param
+from tickpar.kernel.simloop import start_single_queue
 from tickpar.pdes.partition import Partition, partition_model
-from tickpar.plugins import LookaheadError
+from tickpar.plugins import LookaheadError, RunSpec
 
-__all__ = ["Plan", "cut_links_below", "make_plan"]
+__all__ = [
+    "DEFAULT_PARTITION_WEIGHTS",
+    "PARTITION_WEIGHTS",
+    "PARTITION_WEIGHTS_OPTION",
+    "PROFILE_EVENTS",
+    "Plan",
+    "component_event_counts",
+    "cut_links_below",
+    "make_plan",
+    "partition_weights",
+]
+
+#: What a partition balances: ``events`` (per component, from a sequential run) or ``count`` (components).
+PARTITION_WEIGHTS = ("events", "count")
+#: The default of the partitioned strategies that offer the choice (``partition_weights``).
+DEFAULT_PARTITION_WEIGHTS = "events"
+#: Events of the profiled prefix that :func:`component_event_counts` counts.
+PROFILE_EVENTS = 20_000
+#: The ``partition_weights`` option of every partitioned strategy (conservative, optimistic, quantum), once.
+PARTITION_WEIGHTS_OPTION = Param(
+    str,
+    DEFAULT_PARTITION_WEIGHTS,
+    "partition=auto balances events (per component, in a profiled prefix of a work-free sequential run "
+    "of the same spec) or count (components)",
+    choices=PARTITION_WEIGHTS,
+)
+
+_EVENT_COUNTS: dict[str, tuple[int, ...]] = {}
+
+
+def component_event_counts(spec: RunSpec, events: int = PROFILE_EVENTS) -> tuple[int, ...]:
+    """Events each component processed in the first ``events`` of a sequential run of ``spec`` with no work.
+
+    A profiled prefix, as PDES engines profile the start of a run before they partition it: on
+    the default sweep's shapes (about 1,000 events) the whole run, on a long run a bounded cost
+    (tens of milliseconds) instead of a second whole simulation.  The run is the golden one's
+    event sequence (work never changes which events run, so ``work`` and ``trace`` are dropped
+    from the key); cached per process.
+    """
+    plain = replace(spec, work="none", trace=False)
+    key = json.dumps([plain.workload, plain.params, plain.seed, plain.order, events], sort_keys=True, default=str)
+    if key not in _EVENT_COUNTS:
+        model, queue = start_single_queue(plain, work="none")
+        served = 0
+        while served < events and not queue.empty():
+            served += 1
+            if queue.service_one() is not None:  # the exit event: simulate()'s limit
+                break
+        _EVENT_COUNTS[key] = tuple(comp.count for comp in model.components)
+    return _EVENT_COUNTS[key]
+
+
+def partition_weights(spec: RunSpec, weights: str) -> list[float] | None:
+    """The component weights ``weights`` names for ``spec`` (``None``: unit weights)."""
+    if weights not in PARTITION_WEIGHTS:
+        raise ValueError(f"partition_weights={weights!r} is not allowed: one of {', '.join(PARTITION_WEIGHTS)}")
+    if weights == "count":
+        return None
+    counts = component_event_counts(spec)
+    # No events at all (an empty run): nothing to balance by, so balance components.
+    return [float(c) for c in counts] if sum(counts) else None
 
 
 @dataclass(frozen=True)
@@ -91,17 +162,20 @@ def make_plan(
     stall_s: float = 120.0,
     sync_args: dict[str, Any] | None = None,
     weights: Sequence[float] | None = None,
+    weighted_by: str = "count",
 ) -> tuple[Plan, Partition]:
     """Partition ``model`` into ``parts`` LPs by ``method`` and fix everything the LPs must agree on.
+
+    ``weights``: per component id, what the partition balances (:func:`partition_weights`;
+    ``None``: 1 each); ``weighted_by`` names them in the partition's statistics.
 
     ``lookahead``: ticks per window/promise; ``None`` takes the smallest
     positive latency of a link crossing LPs (1 when only zero-latency links
     are cut: the smallest positive increment, which the run then checks).
-    ``weights``: per component id, what the partitioner balances (``None``: unit weights;
-    :func:`tickpar.pdes.costs.weights_for` gives the ``partition_weights`` option's).
     Raises :class:`~tickpar.plugins.LookaheadError` for a direct call across LPs.
     """
     part = partition_model(model, parts, method, weights=weights)
+    part = replace(part, weighted_by=weighted_by if weights else "count")
     lp_of = part.lp_of
     for a, b in model.direct:
         if lp_of[a.id] != lp_of[b.id]:

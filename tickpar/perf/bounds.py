@@ -119,7 +119,7 @@ import math
 import threading
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,8 +129,7 @@ import pandas as pd
 
 from tickpar.kernel.eventkeys import SRC_BITS
 from tickpar.kernel.eventq import EventQueue
-from tickpar.pdes.costs import PARTITION_WEIGHTS, PROFILE_EVENTS
-from tickpar.pdes.partition import pack_balanced, partition
+from tickpar.pdes.partition import pack_balanced
 from tickpar.plugins import RunSpec
 
 if TYPE_CHECKING:
@@ -162,7 +161,6 @@ __all__ = [
     "null_message_time",
     "overheads",
     "record_dag",
-    "strategy_partition",
     "tick_barrier_time",
     "tick_batches",
     "tick_groups",
@@ -716,27 +714,6 @@ def _batched_makespans(groups: list[list[float]], workers: Sequence[int]) -> dic
                 best = min(best, _lpt(jobs, p))
             total[p] += best
     return total
-
-
-def strategy_partition(dag: Dag, lps: int, options: Mapping[str, Any]) -> list[int]:
-    """LP per component as the ``conservative`` strategy partitions this model for ``lps`` LPs.
-
-    The same partitioner (:func:`tickpar.pdes.partition.partition`, method ``options["partition"]``) on
-    the same coupling graph with the same weights: for ``partition_weights=events`` the events per
-    component of the recorded run's first :data:`tickpar.pdes.costs.PROFILE_EVENTS` events, + 0.5, which
-    is what :func:`tickpar.pdes.costs.event_weights` counts; for ``count`` unit weights.
-    """
-    if lps < 1:
-        raise ValueError(f"lps={lps}: an int >= 1")
-    how = str(options.get("partition_weights", "events"))
-    weights: list[float] | None = None
-    if how == "events":
-        comps = dag.events["component"].to_numpy()[:PROFILE_EVENTS]
-        weights = (np.bincount(comps, minlength=len(dag.components)) + 0.5).tolist()
-    elif how != "count":
-        raise ValueError(f"partition_weights {how!r} is not allowed: choose one of {', '.join(PARTITION_WEIGHTS)}")
-    method = str(options.get("partition", "auto"))
-    return list(partition(len(dag.components), dag.lookahead, lps, method, weights=weights).lp_of)
 
 
 def balanced_partition(dag: Dag, lps: int, o_event: float = 0.0) -> list[int]:

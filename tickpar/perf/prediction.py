@@ -32,10 +32,21 @@ o_event)``); ``tick-barrier`` and ``conservative`` (``sync=window`` or
 ``null-message``, ``P`` LPs) are :mod:`tickpar.perf.bounds`' structural models
 (tick-barrier groups by component, also for ``lock_key=name``, which is exact
 only where names and components coincide).
-The *bound* (``bound_speedup``, preset ``here``) takes each batch's makespan
-as ``max(largest group, work / P)``: no schedule beats it.  The *prediction*
-(``predicted_speedup``, both presets, ``P = 1, 2, 4, ... 64``) schedules
-groups longest first (LPT) instead.  Both are loop-only: process and rank
+Two things, never confused (DESIGN §9):
+
+the *bound* (``bound_speedup``; ``bound`` in ``prediction.csv``; preset ``here``)
+    the DAG's zero-overhead limit under the strategy's *actual* assignment: no
+    ``o_event``, ``o_sync``, ``o_msg`` or GIL floor at any ``P``; tick-barrier's
+    bins with each batch's makespan ``max(largest group, work / P)``;
+    conservative's windows over the partition its own plan makes
+    (:func:`strategy_partition`: ``partition``, ``partition_weights``); split
+    ``max(work / P, critical path)``.  Exactly 1 at ``P = 1``.  The DAG is
+    recorded several times and each event keeps its least cost.  A measured
+    exact speedup above it is a defect (``above_bound``; the report lists it).
+the *model* (``predicted_speedup``; ``model`` in ``prediction.csv``; both presets, ``P = 1, 2, 4, ... 64``)
+    the same assignment with the preset's overheads added, groups scheduled
+    longest first (LPT).  ``model_sources``/``bound_sources`` say where each
+    figure comes from (:func:`provenance`: calibration file, fit or DAG).  Both are loop-only: process and rank
 start-up are not modelled, so they compare with ``loop_speedup`` where the
 summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 ``min(P, work / critical path)``, without overheads.
@@ -62,23 +73,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
+from tickpar.kernel.work import calibrate as work_rate
 from tickpar.perf.bounds import (
     Dag,
     Overheads,
+    balanced_partition,
     calibrate_event_cost,
     critical_path,
     cxx_costs,
     cxx_overheads,
     null_message_time,
     record_dag,
-    strategy_partition,
     tick_barrier_time,
     window_time,
 )
-from tickpar.plugins import BASELINE, RunSpec
+from tickpar.plugins import BASELINE, LookaheadError, RunSpec
 
 __all__ = [
     "BACKENDS",
+    "BOUND_TOLERANCE",
     "MODELLED",
     "PREDICTION_COLUMNS",
     "PREDICT_WORKERS",
@@ -90,7 +104,9 @@ __all__ = [
     "measured_speedups",
     "prediction_table",
     "preset",
+    "provenance",
     "shape_bounds",
+    "strategy_partition",
     "strategy_time",
 ]
 
@@ -102,8 +118,16 @@ BACKENDS = ("threads", "processes", "mpi")
 PREDICTION_COLUMNS = (
     "workload", "shape", "strategy", "variant", "preset", "workers",
     "predicted_speedup", "measured_speedup", "rel_error", "order", "work",
+    "bound", "model", "above_bound", "bound_sources", "model_sources",
 )  # fmt: skip
+"""``prediction.csv``'s columns.  ``model`` is ``predicted_speedup`` (the preset's overheads added) and
+``rel_error`` its error; ``bound`` the zero-overhead limit under the strategy's own assignment (preset
+``here`` only; NaN for ``cxx``); ``above_bound`` whether the measured point exceeds it (a defect);
+``bound_sources``/``model_sources``: JSON, where each figure comes from (:func:`provenance`)."""
 SHAPE_FORMAT = "tickpar.shape-bounds/1"
+#: A measured speedup counts as above its bound beyond this relative margin (float rounding only:
+#: a point above its bound is a defect of the bound or of the measurement, never noise to allow for).
+BOUND_TOLERANCE = 1e-9
 
 
 # -- presets -----------------------------------------------------------------------------------
@@ -121,6 +145,10 @@ class Preset:
     work_per_us_s: float
     gil: bool
     """Python threads: only GIL-releasing work runs in parallel."""
+    gil_hold_below_us: float = 0.0
+    """``gil-release`` work: a call shorter than this hashes fewer than
+    :data:`tickpar.kernel.work.GIL_RELEASE_MIN_BYTES` and holds the GIL (from the calibrated hash rate;
+    0: unknown, every call releases it)."""
 
 
 def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
@@ -161,7 +189,10 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     sync = _sync_fn(a, b, one_free=True)
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
     per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
-    return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads")
+    rate = float(calibration.get("work_units_per_us", {}).get("gil-release", 0.0))
+    hold_below = GIL_RELEASE_MIN_BYTES / rate if rate > 0 and work_mode == "gil-release" else 0.0
+    return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
+                  gil_hold_below_us=hold_below)  # fmt: skip
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -297,6 +328,8 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "cores": cores,
         "o_event_s": calibrate_event_cost(),
         "work": {mode: list(_work_cost(mode)) for mode in work_modes},
+        # The hash rate places the GIL-release threshold (GIL_RELEASE_MIN_BYTES) in microseconds.
+        "work_units_per_us": {mode: work_rate(mode) for mode in work_modes},
         "sync_measured": {
             "threads": {str(p): v for p, v in threads.items()},
             "processes": {str(p): v for p, v in procs.items()},
@@ -319,6 +352,45 @@ def _backend(strategy: str, options: Mapping[str, Any]) -> str:
     return "threads"
 
 
+def _zero_overhead_time(
+    dag: Dag,
+    strategy: str,
+    options: Mapping[str, Any],
+    plain: np.ndarray,
+    ps: Sequence[int],
+    partition: Callable[[int], Sequence[int] | None] | None,
+) -> dict[int, float]:
+    """``{P: time}`` of the *bound*: the DAG's limits under the strategy's own assignment, no overhead at all.
+
+    No ``o_event``, ``o_sync``, ``o_msg`` or GIL floor: each is a cost the run pays on top, so leaving
+    them out can only raise the speedup.  At ``P = 1`` it is the sequential work itself (speedup 1).
+    """
+    t1 = float(plain.sum())
+    priced = Dag(dag.events.assign(cost_s=plain), dag.components, dag.lookahead, dag.meta)
+    out: dict[int, float] = {}
+    if strategy == "split":
+        return {p: t1 if p == 1 else max(t1 / p, critical_path(priced)) for p in ps}
+    if strategy == "tick-barrier":
+        min_parallel = max(2, int(options.get("min_parallel", 2)))
+        zero = Overheads("zero")
+        spans = tick_barrier_time(priced, plain, ps, zero, min_parallel, True)
+        return {p: t1 if p == 1 else span for p, (span, _b) in spans.items()}  # P = 1: T1 itself, not re-summed
+    if strategy == "conservative":
+        sync = str(options.get("sync", "window"))
+        for p in ps:
+            if p == 1:
+                out[p] = t1
+                continue
+            given = partition(p) if partition is not None else None
+            part = list(given) if given is not None else balanced_partition(priced, p)
+            if sync == "null-message":
+                out[p] = null_message_time(priced, part, plain)
+            else:
+                out[p] = window_time(priced, part, plain)[0]
+        return out
+    raise ValueError(f"strategy {strategy!r}: no structural model (known: {', '.join(MODELLED)})")
+
+
 def strategy_time(
     dag: Dag,
     strategy: str,
@@ -326,11 +398,15 @@ def strategy_time(
     costs: Preset,
     workers: Sequence[int],
     optimistic: bool,
+    partition: Callable[[int], Sequence[int] | None] | None = None,
 ) -> tuple[float, dict[int, float]]:
     """``(T1, {P: time})`` of ``strategy`` with ``options`` on a metered ``dag`` under ``costs``.
 
     ``T1`` is the sequential run's time under the same preset (engine cost plus work).
-    ``optimistic``: the bound (a true upper bound of speedup); else the prediction.
+    ``optimistic``: the *bound* (:func:`_zero_overhead_time`: the preset's event and work costs, no
+    overheads; a true upper bound of speedup, exactly 1 at ``P = 1``); else the *model* (the
+    preset's overheads added).  ``partition(P)``: the LP of every component under the strategy's
+    own plan (conservative; :func:`strategy_partition`); ``None``: a cost-balanced split.
     """
     ps = sorted({int(p) for p in workers})
     engine = (
@@ -344,43 +420,140 @@ def strategy_time(
     )
     plain = engine + work
     t1 = float(plain.sum())
+    if strategy == BASELINE:
+        return t1, dict.fromkeys(ps, t1)
+    if optimistic:
+        return t1, _zero_overhead_time(dag, strategy, options, plain, ps, partition)
     priced = Dag(dag.events.assign(cost_s=plain), dag.components, dag.lookahead, dag.meta)
     over = costs.overheads
     cost = plain + over.o_event
-    held = engine + over.o_event + (work if costs.work_mode == "gil-hold" else 0.0)
+    held = engine + over.o_event + _gil_held_work(dag, work, costs)
     gil_floor = float(held.sum()) if costs.gil else 0.0
     out: dict[int, float] = {}
-    if strategy == BASELINE:
-        return t1, dict.fromkeys(ps, t1)
     if strategy == "split":
         for p in ps:
             out[p] = t1 if p == 1 else max(float(cost.sum()) / p, len(dag) * over.o_event, gil_floor)
         return t1, out
     if strategy == "tick-barrier":
         min_parallel = max(2, int(options.get("min_parallel", 2)))
-        for p, (span, barriers) in tick_barrier_time(priced, cost, ps, over, min_parallel, optimistic).items():
+        for p, (span, barriers) in tick_barrier_time(priced, cost, ps, over, min_parallel, False).items():
             out[p] = span if p == 1 else max(span, gil_floor + barriers * over.sync(p))
         return t1, out
     if strategy == "conservative":
         sync = str(options.get("sync", "window"))
-        # The bound is zero-overhead: the DAG's work under the strategy's own partition and windows
-        # (and the GIL's serialisation of held work), no per-event, per-message or per-window cost, so it
-        # is exactly 1 at one worker. The prediction adds the preset's overheads to the same structure.
-        c_cost = plain if optimistic else cost
-        o_msg = 0.0 if optimistic else over.o_msg
-        floor = float((held - over.o_event).sum()) if (optimistic and costs.gil) else gil_floor
         for p in ps:
-            part = strategy_partition(priced, p, options)
+            given = partition(p) if partition is not None else None
+            part = list(given) if given is not None else balanced_partition(priced, p, over.o_event)
             if sync == "null-message":
-                span, syncs = null_message_time(priced, part, c_cost, o_msg), 0
+                span, syncs = null_message_time(priced, part, cost, over.o_msg), 0
             else:
-                span, syncs, _look = window_time(priced, part, c_cost, o_msg)
-            per_sync = 0.0 if optimistic else over.sync(p)
-            out[p] = max(span + syncs * per_sync, floor + syncs * per_sync)
+                span, syncs, _look = window_time(priced, part, cost, over.o_msg)
+                span += syncs * over.sync(p)
+            out[p] = max(span, gil_floor + syncs * over.sync(p))
         return t1, out
     raise ValueError(
         f"strategy {strategy!r}: no structural model (known: sequential, split, tick-barrier, conservative)"
     )
+
+
+def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any]) -> Callable[[int], list[int]] | None:
+    """``P -> LP of every component`` as ``strategy`` partitions ``spec`` (``None``: it has no partition).
+
+    The plan is :func:`tickpar.pdes.plan.make_plan` with the strategy's own ``partition`` and
+    ``partition_weights`` options, so the bound and the model see the assignment the run uses.
+    Where no plan exists at ``P`` (more LPs than the partitioner can make) the cost-balanced split
+    stands in: the record lists those ``P`` under ``partition_fallback``.
+    """
+    if strategy != "conservative":
+        return None
+    from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights
+
+    weighted_by = str(options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS))
+    weights = partition_weights(spec, weighted_by)
+    model = spec.build_model(work="none")
+    method = str(options.get("partition", "auto"))
+    cache: dict[int, list[int]] = {}
+
+    def lp_of(p: int) -> list[int]:
+        if p not in cache:
+            plan, _part = make_plan(model, p, method=method, order=spec.order, sync="window", weights=weights,
+                                    weighted_by=weighted_by)  # fmt: skip
+            cache[p] = list(plan.lp_of)
+        return cache[p]
+
+    return lp_of
+
+
+def _gil_held_work(dag: Dag, work: np.ndarray, costs: Preset) -> np.ndarray | float:
+    """Per event, the work seconds that hold the GIL: all of ``gil-hold``; ``gil-release`` calls below the threshold."""
+    if costs.work_mode == "gil-hold":
+        return work
+    if costs.work_mode != "gil-release" or costs.gil_hold_below_us <= 0:
+        return 0.0
+    calls = dag.events["work_calls"].to_numpy(dtype=np.float64)
+    per_call_us = dag.events["work_us"].to_numpy(dtype=np.float64) / np.maximum(calls, 1.0)
+    return np.where((calls > 0) & (per_call_us < costs.gil_hold_below_us), work, 0.0)
+
+
+def _partition_or_fallback(
+    spec: RunSpec, strategy: str, options: Mapping[str, Any], fallback: dict[str, list[int]]
+) -> Callable[[int], list[int]] | None:
+    """:func:`strategy_partition`, with the ``P`` where no plan exists noted in ``fallback`` (and ``None`` there)."""
+    plan_of = strategy_partition(spec, strategy, options)
+    if plan_of is None:
+        return None
+
+    def lp_of(p: int) -> list[int] | None:
+        try:
+            return plan_of(p)
+        except (ValueError, LookaheadError):  # a P it cannot plan: the cost-balanced split stands in
+            fallback.setdefault(strategy, []).append(p)
+            return None
+
+    return lp_of  # type: ignore[return-value]
+
+
+def _recorded(spec: RunSpec, recordings: int) -> Dag:
+    """The metered DAG of ``spec``, each event's ``cost_s`` the least over ``recordings`` runs.
+
+    The event sequence is deterministic, so the runs line up row by row; the least cost is the one
+    least disturbed by whatever else ran (a noisy recording inflates the work, never shrinks it).
+    """
+    dag = record_dag(spec, meter_work=True)
+    cost = dag.events["cost_s"].to_numpy(dtype=np.float64).copy()
+    for _ in range(max(1, recordings) - 1):
+        again = record_dag(spec, meter_work=True)
+        if len(again) != len(dag):  # not the same run: keep the first
+            break
+        np.minimum(cost, again.events["cost_s"].to_numpy(dtype=np.float64), out=cost)
+    events = dag.events.assign(cost_s=cost)
+    return Dag(events, dag.components, dag.lookahead, {**dag.meta, "recordings": recordings})
+
+
+def provenance(calibration_file: str, preset_name: str) -> dict[str, str]:
+    """Where each figure of the bound and the model of ``preset_name`` comes from."""
+    if preset_name == "cxx":
+        costs = cxx_costs()
+        model = {
+            "event": costs["event_s"]["source"],
+            "o_event": costs["o_event_s"]["source"],
+            "o_sync": f"{costs['sync_b_s']['source']} x log2(P)",
+            "o_msg": costs["o_msg_s"]["source"],
+            "work": "work_us as requested (the native engine's calibrated spin)",
+        }
+    else:
+        model = {
+            "event": "DAG: each event's least recorded cost_s",
+            "o_event": f"calibration {calibration_file}: o_event_s (calibrate_event_cost)",
+            "o_sync": f"fit: a + b log2(P) to {calibration_file} sync_measured (fit_sync)",
+            "o_msg": f"calibration {calibration_file}: o_msg_s",
+            "work": f"fit: per_call + per_us x work_us, {calibration_file} work",
+            "gil_threshold": f"GIL_RELEASE_MIN_BYTES / {calibration_file} work_units_per_us (gil-release calls "
+            "below it hold the GIL)",
+        }
+    bound = {"event": model["event"], "work": model["work"], "o_event": "none", "o_sync": "none", "o_msg": "none",
+             "gil": "none"}  # fmt: skip
+    return {"bound": json.dumps(bound, sort_keys=True), "model": json.dumps(model, sort_keys=True)}
 
 
 # -- per shape ----------------------------------------------------------------------------------------
@@ -391,12 +564,16 @@ def shape_bounds(
     cells: Sequence[Mapping[str, Any]],
     calibration: Mapping[str, Any],
     workers: Iterable[int] = PREDICT_WORKERS,
+    calibration_file: str = "results/bounds/calibration.json",
+    recordings: int = 3,
 ) -> dict[str, Any]:
-    """The bounds record of one shape: ideal, bound and predicted speedups of each timed (strategy, variant).
+    """The bounds record of one shape: ideal, bound and model (predicted) speedups of each timed (strategy, variant).
 
     ``spec``: the shape's sequential spec (seed and order are replaced per
     cell).  ``cells``: ``{strategy, variant, options, order, work}`` per timed
-    strategy variant at this shape.
+    strategy variant at this shape.  The DAG is recorded ``recordings`` times
+    and each event keeps its least cost (:func:`_recorded`); ``calibration_file``
+    names ``calibration`` in each row's ``model_sources``.
     """
     from dataclasses import replace
 
@@ -407,6 +584,7 @@ def shape_bounds(
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, str]] = set()
     unmodelled: list[str] = []
+    fallback: dict[str, list[int]] = {}
     for cell in cells:
         key = (str(cell["strategy"]), str(cell["variant"]), str(cell["order"]), str(cell["work"]))
         if key in seen:
@@ -414,7 +592,7 @@ def shape_bounds(
         seen.add(key)
         order, work_mode = key[2], key[3]
         if order not in dags:
-            dags[order] = record_dag(replace(spec, order=order), meter_work=True)
+            dags[order] = _recorded(replace(spec, order=order), recordings)
             here = preset("here", "threads", work_mode, calibration)
             priced = dags[order].with_work(here.work_per_call_s, here.work_per_us_s)
             cp = critical_path(priced)
@@ -426,15 +604,18 @@ def shape_bounds(
         if key[0] not in MODELLED:
             unmodelled.append(key[0])
             continue
-        backend = _backend(key[0], cell.get("options") or {})
+        options = cell.get("options") or {}
+        backend = _backend(key[0], options)
+        lp_of = _partition_or_fallback(replace(spec, order=order), key[0], options, fallback)
         for name in PRESETS:
             costs = preset(name, backend, work_mode, calibration)
-            t1, predicted = strategy_time(dag, key[0], cell.get("options") or {}, costs, ps, optimistic=False)
+            t1, predicted = strategy_time(dag, key[0], options, costs, ps, optimistic=False, partition=lp_of)
             bound = (
-                strategy_time(dag, key[0], cell.get("options") or {}, costs, ps, optimistic=True)[1]
+                strategy_time(dag, key[0], options, costs, ps, optimistic=True, partition=lp_of)[1]
                 if name == "here"
                 else {}
             )
+            sources = provenance(calibration_file, name)
             for p in ps:
                 rows.append(
                     {
@@ -446,6 +627,8 @@ def shape_bounds(
                         "workers": p,
                         "predicted_speedup": t1 / predicted[p] if predicted[p] > 0 else float(p),
                         "bound_speedup": (t1 / bound[p] if bound[p] > 0 else float(p)) if bound else None,
+                        "bound_sources": sources["bound"] if bound else None,
+                        "model_sources": sources["model"],
                     }
                 )
     first = next(iter(dags.values()), None)
@@ -461,6 +644,8 @@ def shape_bounds(
         "ideal": ideal,
         "rows": rows,
         "unmodelled": sorted(set(unmodelled)),
+        "partition_fallback": fallback,
+        "recordings": recordings,
     }
 
 
@@ -557,6 +742,12 @@ def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.D
         rows["measured"] = math.nan
     rows["measured_speedup"] = rows["measured"]
     rows["rel_error"] = (rows["predicted_speedup"] - rows["measured_speedup"]) / rows["measured_speedup"]
+    for column in ("bound_speedup", "bound_sources", "model_sources"):
+        if column not in rows:
+            rows[column] = None  # a shape record written before the column existed
+    rows["model"] = rows["predicted_speedup"]
+    rows["bound"] = pd.to_numeric(rows["bound_speedup"], errors="coerce")
+    rows["above_bound"] = rows["measured_speedup"] > rows["bound"] * (1 + BOUND_TOLERANCE)
     return rows[list(PREDICTION_COLUMNS)].reset_index(drop=True)
 
 
@@ -615,7 +806,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed
             ).spec
             try:
-                record = shape_bounds(args.workload, args.shape, spec, cells, calibration, workers)
+                record = shape_bounds(args.workload, args.shape, spec, cells, calibration, workers, args.calibration)
             except Exception as exc:  # recorded, like a crashed cell: the sweep goes on without this shape's bounds
                 record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
                           "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip

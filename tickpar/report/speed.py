@@ -28,6 +28,8 @@ from matplotlib.lines import Line2D
 from tickpar.plugins import BASELINE
 
 __all__ = [
+    "bound_defects",
+    "bound_defects_finding",
     "breakeven",
     "breakeven_points",
     "counted",
@@ -38,6 +40,7 @@ __all__ = [
     "speed_findings",
     "speed_table",
     "speedup_table",
+    "validation",
 ]
 
 _NUMERIC = (
@@ -289,6 +292,49 @@ def fig_breakeven(df: pd.DataFrame, palette: dict[str, object], param: str = "wo
     return g.figure
 
 
+# ---------------------------------------------------------------- bound defects
+
+
+def bound_defects(df: pd.DataFrame) -> pd.DataFrame:
+    """Counted cells whose measured speedup (``loop_speedup``, else ``speedup``) is above ``bound_speedup``.
+
+    The bound is the zero-overhead limit under the strategy's own assignment, so such a cell is a
+    defect (of the bound or of the measurement), never noise: columns ``where``, ``label``, ``workers``,
+    ``seed``, ``achieved``, ``bound``, ordered by how far above.
+    """
+    cols = ["where", "label", "workers", "seed", "achieved", "bound"]
+    c = counted(df)
+    if c.empty or "bound_speedup" not in c.columns:
+        return pd.DataFrame(columns=cols)
+    loop = c["loop_speedup"] if "loop_speedup" in c.columns else pd.Series(math.nan, index=c.index)
+    achieved = loop.where(loop.notna(), c["speedup"])
+    bound = c["bound_speedup"]
+    above = bound.notna() & (achieved > bound * (1 + 1e-9))
+    out = c.loc[above, ["where", "label", "workers", "seed"]].assign(achieved=achieved[above], bound=bound[above])
+    out = out.assign(_over=out["achieved"] / out["bound"]).sort_values("_over", ascending=False)
+    return out[cols].reset_index(drop=True)
+
+
+def bound_defects_finding(df: pd.DataFrame, shown: int = 6) -> str | None:
+    """One sentence listing the counted cells above their bound (``None`` when nothing has a bound)."""
+    c = counted(df)
+    if c.empty or "bound_speedup" not in c.columns or c["bound_speedup"].isna().all():
+        return None
+    bad = bound_defects(df)
+    if bad.empty:
+        checked = int(c["bound_speedup"].notna().sum())
+        return f"No counted cell's measured speedup is above its bound ({checked} checked)."
+    listed = "; ".join(
+        f"{r.label} on {r.where} at {int(r.workers)} workers (seed {r.seed}): {r.achieved:.2f}x against {r.bound:.2f}x"
+        for r in bad.head(shown).itertuples()
+    )
+    more = f"; and {len(bad) - shown} more" if len(bad) > shown else ""
+    return (
+        f"DEFECT: {len(bad)} counted cell(s) measured above their bound (the zero-overhead limit under the "
+        f"strategy's own assignment, so the bound or the measurement is wrong): {listed}{more}."
+    )
+
+
 # ---------------------------------------------------------------- predicted scaling
 
 
@@ -313,11 +359,36 @@ def scaling_shapes(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
     return out[:6]
 
 
+def validation(s: pd.DataFrame) -> tuple[float, int] | None:
+    """``(median |rel_error|, largest measured P)`` of one model line (``None``: no measured point)."""
+    m = s[s["measured_speedup"].notna() & s["rel_error"].notna()]
+    if m.empty:
+        return None
+    return float(np.median(np.abs(m["rel_error"].astype(float)))), int(m["workers"].max())
+
+
+def _model_line(ax: plt.Axes, s: pd.DataFrame, color: object, ls: str) -> None:
+    """One model line: solid up to its largest measured P, faint beyond (extrapolation), its error at the end."""
+    checked = validation(s)
+    if checked is None:  # never validated: all of it is extrapolation
+        ax.plot(s["workers"], s["predicted_speedup"], color=color, lw=1.4, ls=ls, alpha=0.35)
+        return
+    err, top = checked
+    inside, beyond = s[s["workers"] <= top], s[s["workers"] >= top]
+    ax.plot(inside["workers"], inside["predicted_speedup"], color=color, lw=1.4, ls=ls)
+    ax.plot(beyond["workers"], beyond["predicted_speedup"], color=color, lw=1.4, ls=ls, alpha=0.35)
+    last = s.iloc[-1]
+    ax.annotate(f"model err {err:.0%}, P<={top}", (last["workers"], last["predicted_speedup"]), fontsize=6,
+                color=color, xytext=(2, 0), textcoords="offset points", va="center")  # fmt: skip
+
+
 def fig_scaling(
     df: pd.DataFrame, prediction: pd.DataFrame, palette: dict[str, object], param: str = "work_us"
 ) -> plt.Figure:
-    """Predicted speedup vs workers (log2): presets ``here`` (solid), ``cxx`` (native, dashed); measured on top."""
-    title = "Predicted scaling: here (calibrated, solid) and cxx (native C++ engine, dashed); measured points on top"
+    """Speedup vs workers (log2): the model, presets ``here`` (solid) and ``cxx`` (native, dashed); the bound
+    (zero overhead, dash-dot); measured points on top, a red cross on each one above its bound (a defect)."""
+    title = ("Scaling: model here (calibrated, solid), model cxx (native C++ engine, dashed), bound (zero overhead, "
+             "dash-dot); measured points on top, x: above its bound")  # fmt: skip
     panels = scaling_shapes(df, prediction, param)
     if not panels:
         return empty_figure(title, "no predictions: results/prediction.csv is empty or missing")
@@ -332,10 +403,14 @@ def fig_scaling(
         workers = sorted(sub["workers"].unique())
         for (label, preset), s in sub.groupby(["label", "preset"], sort=False):
             s = s.sort_values("workers")
-            ax.plot(s["workers"], s["predicted_speedup"], color=palette.get(label), lw=1.4,
-                    ls="-" if preset == "here" else "--")  # fmt: skip
+            _model_line(ax, s, palette.get(label), "-" if preset == "here" else "--")
+            if preset == "here" and "bound" in s.columns and s["bound"].notna().any():
+                ax.plot(s["workers"], s["bound"], color=palette.get(label), lw=0.9, ls="-.")
             m = s[s["measured_speedup"].notna()] if preset == "here" else s.iloc[0:0]
             ax.scatter(m["workers"], m["measured_speedup"], color=palette.get(label), edgecolor="black", s=36, zorder=5)
+            if "bound" in m.columns:
+                over = m[m["measured_speedup"] > m["bound"] * (1 + 1e-9)]
+                ax.scatter(over["workers"], over["measured_speedup"], color="red", marker="x", s=70, zorder=6)
         ax.plot(workers, workers, color="#999999", lw=0.8, ls=":")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
@@ -353,8 +428,11 @@ def fig_scaling(
     labels = [lab for lab in palette if lab in set(p["label"])]
     handles = [Line2D([], [], color=palette.get(lab), lw=2, label=lab) for lab in labels]
     handles += [
-        Line2D([], [], color="black", ls="-", label="here (calibrated)"),
-        Line2D([], [], color="black", ls="--", label="cxx (native engine)"),
+        Line2D([], [], color="black", ls="-", label="model, here (calibrated)"),
+        Line2D([], [], color="black", ls="-", alpha=0.35, label="model beyond its validated P (extrapolation)"),
+        Line2D([], [], color="black", ls="--", label="model, cxx (native engine)"),
+        Line2D([], [], color="black", ls="-.", lw=0.9, label="bound (zero overhead)"),
+        Line2D([], [], color="red", marker="x", ls="", label="measured above its bound (defect)"),
         Line2D([], [], color="#999999", ls=":", label="y = workers"),
         Line2D([], [], color="white", marker="o", markeredgecolor="black", markerfacecolor="#888888", label="measured"),
     ]
@@ -377,6 +455,9 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
     retimes = retime_finding(df)
     if retimes:
         out.append(retimes)
+    defects = bound_defects_finding(df)
+    if defects:
+        out.append(defects)
     t = timed(df)
     if t.empty:
         return [*out, "No cell was timed, so there are no speedups."]
