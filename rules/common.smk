@@ -81,6 +81,7 @@ REPORT_OUTPUTS = {
     "breakeven": f"results/report/breakeven.{FMT}",
     "interpreters": f"results/report/interpreters.{FMT}",
     "ft_cost": f"results/report/ft_cost.{FMT}",
+    "engines": f"results/report/engines.{FMT}",
     "scaling": f"results/report/scaling.{FMT}",
     "optimism": f"results/report/optimism.{FMT}",
     "findings": "results/report/findings.html",

@@ -187,3 +187,46 @@ def test_a_pyperf_worker_times_the_native_replay(tmp_path: Path) -> None:
     assert record["cell"]["engine"] == "native"
     meta = record["pyperf_metadata"]
     assert meta.get("tickpar_engine") == "native" and meta.get("tickpar_spin_per_us", 0) > 0
+
+
+def _summary_rows() -> pd.DataFrame:
+    """Python par breaks even between 10 and 100 us, native par between 0.1 and 1 us; native split: 3 seeds."""
+    rows = []
+    for engine, points in (("python", ((10.0, 0.6), (100.0, 1.5))), ("native", ((0.1, 0.5), (1.0, 1.6)))):
+        for x, s in points:
+            rows.append({"workload": "w", "shape": f"s{x:g}", "family": "s", "strategy": "par", "variant": "default",
+                         "label": "par" + (" [native]" if engine == "native" else ""), "base_label": "par",
+                         "workers": 2, "seed": 1, "engine": engine, "verdict": "exact", "timing_status": "ok",
+                         "speedup": s, "loop_speedup": s, "param_work_us": x, "timed_exact": True,
+                         "contended": False})  # fmt: skip
+    for seed, verdict in ((1, "causality"), (2, "exact"), (3, "diverged")):
+        rows.append({"workload": "w", "shape": "s1", "family": "s", "strategy": "split", "variant": "name",
+                     "label": "split/name [native]", "base_label": "split/name", "workers": 2, "seed": seed,
+                     "engine": "native", "verdict": verdict, "verdict_reason": f"first violation {seed}",
+                     "timing_status": "not timed", "speedup": math.nan})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_engines_page_and_findings_with_and_without_native_rows() -> None:
+    import matplotlib.pyplot as plt
+
+    from tickpar.report.engines import engine_breakevens, engine_findings, fig_engines
+
+    df = _summary_rows()
+    be = engine_breakevens(df).set_index("engine")
+    assert be.loc["python", "kind"] == "at" and 10 < be.loc["python", "x"] < 100
+    assert be.loc["native", "kind"] == "at" and 0.1 < be.loc["native", "x"] < 1
+    pred = pd.DataFrame([{"preset": "cxx", "engine": "native", "workers": 2, "measured_speedup": 2.0,
+                          "rel_error": -0.1, "strategy": "par", "variant": "default", "workload": "w",
+                          "shape": "s1"}])  # fmt: skip
+    text = " ".join(engine_findings(df, pred))
+    assert "Break-even of par on w/s" in text and "python breaks even at about" in text and "native breaks" in text
+    assert "2 of 3 checked runs not exact" in text and "first violation 1" in text
+    assert "median |rel_error| 10%" in text
+    fig = fig_engines(df)
+    assert len(fig.axes) == 3  # two engine panels and the split text
+    plt.close(fig)
+    python_only = df[df["engine"] == "python"]
+    assert engine_findings(python_only) == []
+    fig = fig_engines(python_only.drop(columns=["engine"]))
+    plt.close(fig)
