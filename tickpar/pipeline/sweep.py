@@ -11,11 +11,13 @@ so cross-checks of the plugins (``Workload.check_params``,
 :class:`SweepError` line naming the key, e.g.
 ``strategies.split.variants.bad.lock_key: 'x' is not one of ['name', 'component']``.
 
-A *cell* is (workload, shape, strategy, variant, workers, seed, order, work, interpreter):
+A *cell* is (workload, shape, strategy, variant, workers, seed, order, work, interpreter, engine):
 ``shape`` names a parameter set of the workload, ``variant`` an option set of
 the strategy, ``interpreter`` the Python the cell's jobs run under (``default``, or
 ``freethreaded``: :mod:`tickpar.host.interpreters`; a sweep that asks for one that is
-not available stops with a :class:`SweepError` saying how to get it).  Cells at
+not available stops with a :class:`SweepError` saying how to get it), ``engine`` the engine
+that runs it (``python``, or ``native``: the C++ replay, only for strategies and options it runs;
+a ``sweep:`` list gives each sweep its own ``engines``).  Cells at
 ``workers`` are checked and timed; cells at ``check_workers`` are checked only.  Left out, and counted: cells above a
 strategy's ``max_workers`` (sequential runs at 1 only), MPI cells with more
 ranks than ``max_ranks`` (default: the usable cores), correctness-only cells
@@ -28,7 +30,7 @@ record is computed once per (workload, shape, seed, order) and shared.
 Files (relative to the working directory; see :class:`SweepCell`)::
 
     results/golden/{workload}/{shape}/{order}/s{seed}.json
-    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/w{workers}-s{seed}.json
+    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/{engine}/w{workers}-s{seed}.json
     results/timing/...same.../w{workers}-s{seed}.json        (+ .pyperf.json beside it)
     results/timing/{workload}/{shape}.json                   (the shape's timing job: index of the above)
     results/logs/{check,timing,golden}/...same....log
