@@ -168,10 +168,10 @@ def engine_findings(df: pd.DataFrame, prediction: pd.DataFrame | None = None, pa
     be = engine_breakevens(df, param)
     for (workload, family, label), grp in be.groupby(["workload", "family", "base_label"], sort=False):
         parts = [
-            f"{r.engine} {breakeven_text(r.kind, r.x)} µs ({r.workers} workers)"
+            f"{r.engine} {breakeven_text(r.kind, r.x)} ({r.workers} workers)"
             for r in grp.sort_values("engine", key=lambda s: s.map(ENGINE_ORDER.index)).itertuples()
         ]
-        out.append(f"Break-even of {label} on {workload}/{family} ({param} per event): " + "; ".join(parts) + ".")
+        out.append(f"Break-even of {label} on {workload}/{family} ({param} per event, µs): " + "; ".join(parts) + ".")
     if be.empty:
         out.append(f"No strategy has counted points at two {param} values on both engines: no break-even to compare.")
     runs = native_split_runs(df)
