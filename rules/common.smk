@@ -59,7 +59,8 @@ def check_threads(wildcards):
     free-threaded interpreter; 1 for threads under the GIL, which keeps them on about one core
     (oversubscribing a check only slows it; timing jobs claim `workers`)."""
     cell = SWEEP.cell(wildcards)
-    return cell.workers if cell.processes or cell.mpi or cell.interpreter != "default" else 1
+    native = cell.engine == "native"  # real std::threads
+    return cell.workers if cell.processes or cell.mpi or native or cell.interpreter != "default" else 1
 
 
 def exclusive(wildcards):
@@ -80,6 +81,7 @@ REPORT_OUTPUTS = {
     "breakeven": f"results/report/breakeven.{FMT}",
     "interpreters": f"results/report/interpreters.{FMT}",
     "ft_cost": f"results/report/ft_cost.{FMT}",
+    "engines": f"results/report/engines.{FMT}",
     "scaling": f"results/report/scaling.{FMT}",
     "optimism": f"results/report/optimism.{FMT}",
     "findings": "results/report/findings.html",

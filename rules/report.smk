@@ -39,6 +39,12 @@ rule report_files:
             category="Interpreters",
             labels={"figure": "free-threaded single-thread cost"},
         ),
+        engines=report(
+            REPORT_OUTPUTS["engines"],
+            caption="../report/engines.rst",
+            category="Engines",
+            labels={"figure": "python and native engines"},
+        ),
         scaling=report(
             REPORT_OUTPUTS["scaling"],
             caption="../report/scaling.rst",

@@ -582,10 +582,10 @@ def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     findings_html = (results / "report" / "findings.html").read_text()
     assert "test-crashy: crash in 1 of 1 cells" in findings_html
     pages, keywords = _pdf_pages(results / "report.pdf")
-    assert pages == 15
+    assert pages == 16
     assert keywords.split("; ") == [
         "findings", "environment", "correctness", "speedup", "efficiency", "breakeven", "interpreters", "ft_cost",
-        "scaling",
+        "engines", "scaling",
         "time_per_event", "overhead", "optimism", "accuracy", "verdict table", "speedup table",
     ]  # fmt: skip
     assert "bound_speedup" in summary.columns and "ideal_speedup" in summary.columns

@@ -42,6 +42,7 @@ __all__ = [
     "native_golden",
     "require",
     "run_native",
+    "untraced_golden",
 ]
 
 ENGINES = ("python", "native")
@@ -143,6 +144,36 @@ def native_golden(golden: OracleRecord) -> OracleRecord:
     )
 
 
+def untraced_golden(golden: OracleRecord, spec: RunSpec) -> OracleRecord:
+    """A traced Python golden record with the digests an *untraced* native run of ``spec`` reports.
+
+    The engine folds each component's (tick, priority, name id) records into a 64-bit digest
+    (``tickpar_native.digest_trace``); the golden traces, folded the same way with the name ids of
+    ``spec``'s recorded DAG, give the digests a timed (untraced) run must match.  No traces are kept.
+    """
+    import numpy as np
+
+    seen = native_golden(golden)
+    assert seen.traces is not None
+    rec, _dag = recorded(spec)
+    ids = {name: i for i, name in enumerate(rec.names)}
+    components: dict[str, dict[str, Any]] = {}
+    for name, entry in seen.components.items():
+        rows = seen.traces.get(name, [])
+        when = np.array([r[0] for r in rows], dtype=np.int64)
+        prio = np.array([r[1] for r in rows], dtype=np.int32)
+        names = np.array([ids.get(r[2], -1) for r in rows], dtype=np.int32)
+        digest = format(int(_module().digest_trace(when, prio, names)), "016x")
+        components[name] = {**entry, "digest": digest}
+    return OracleRecord(
+        events=seen.events,
+        final_tick=seen.final_tick,
+        digest=global_digest(components),
+        components=components,
+        statistics=dict(seen.statistics),
+    )
+
+
 # -- running ---------------------------------------------------------------------------------------
 def _describe(op: str, name: str, when: int, cur_tick: int, reason: str) -> str:
     if reason == "past":
@@ -188,6 +219,13 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
     return args
 
 
+@lru_cache(maxsize=32)
+def _cached_args(key: str, strategy: str, workers: int, options: str) -> dict[str, Any]:
+    """The engine's arguments (the partition plan of a partitioned strategy included), once per cell and process:
+    a timing worker plans once, as it records once, and every timed value is the replay and its glue."""
+    return _engine_args(RunSpec.from_dict(json.loads(key)), strategy, workers, json.loads(options))
+
+
 def run_native(
     spec: RunSpec, strategy: str, workers: int, options: dict[str, Any], spin_per_us: float = 0.0
 ) -> tuple[OracleRecord, dict[str, Any]]:
@@ -197,7 +235,7 @@ def run_native(
     started = time.perf_counter()
     rec, dag = recorded(spec)
     record_s = time.perf_counter() - started
-    args = _engine_args(spec, strategy, workers, options)
+    args = _cached_args(_spec_key(spec), strategy, workers, json.dumps(options, sort_keys=True, default=str))
     out = tn.run(dag, strategy, workers, trace=spec.trace, spin_per_us=spin_per_us, **args)
     return _oracle(rec, out, spec.trace), _stats(out, workers, record_s, args)
 
@@ -283,6 +321,12 @@ def _stats(out: Any, workers: int, record_s: float, args: dict[str, Any]) -> dic
     if "quantum" in args:
         stats["quantum"] = args["quantum"]
     return stats
+
+
+def spin_rate() -> float:
+    """The C++ spin loop's iterations per microsecond on this machine (calibrated once per process)."""
+    require()
+    return float(_module().spin_rate())
 
 
 def check_native_cell(golden: OracleRecord, got: OracleRecord) -> Any:

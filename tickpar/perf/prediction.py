@@ -118,12 +118,16 @@ BACKENDS = ("threads", "processes", "mpi")
 PREDICTION_COLUMNS = (
     "workload", "shape", "strategy", "variant", "preset", "workers",
     "predicted_speedup", "measured_speedup", "rel_error", "order", "work",
-    "bound", "model", "above_bound", "bound_sources", "model_sources",
+    "bound", "model", "above_bound", "bound_sources", "model_sources", "engine",
 )  # fmt: skip
 """``prediction.csv``'s columns.  ``model`` is ``predicted_speedup`` (the preset's overheads added) and
 ``rel_error`` its error; ``bound`` the zero-overhead limit under the strategy's own assignment (preset
 ``here`` only; NaN for ``cxx``); ``above_bound`` whether the measured point exceeds it (a defect);
-``bound_sources``/``model_sources``: JSON, where each figure comes from (:func:`provenance`)."""
+``bound_sources``/``model_sources``: JSON, where each figure comes from (:func:`provenance`); ``engine``
+the engine whose measurements the row is checked against (:data:`PRESET_ENGINE`)."""
+#: The engine whose measured speedups each preset is checked against: ``here`` is this machine's Python
+#: costs, ``cxx`` the native engine's (a ``tickpar calibrate`` file).
+PRESET_ENGINE = {"here": "python", "cxx": "native"}
 SHAPE_FORMAT = "tickpar.shape-bounds/1"
 #: A measured speedup counts as above its bound beyond this relative margin (float rounding only:
 #: a point above its bound is a defect of the bound or of the measurement, never noise to allow for).
@@ -669,6 +673,7 @@ def _load_shapes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFram
 def bound_columns(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.DataFrame:
     """``summary`` with ``ideal_speedup`` and ``bound_speedup`` (preset ``here``) per cell, NaN where unknown.
 
+    Native-engine rows get neither beyond one worker (both are priced at the Python engine's costs).
     At one worker ``bound_speedup`` is 1 for every strategy, a plugin's included: with nothing
     running beside anything, no schedule beats the sequential work.  Beyond one worker it is NaN
     for a strategy this module has no structural model of (not in :data:`MODELLED`: a plugin; the
@@ -697,8 +702,13 @@ def bound_columns(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.Data
     bound = np.array(merged["bound_speedup"], dtype=np.float64)  # a copy: pandas may hand out a read-only view
     one = base["workers"].to_numpy() == 1
     bound[one & np.isnan(bound)] = 1.0  # one worker: 1 for every strategy, modelled or not
+    ideal_v = merged["ideal_speedup"].to_numpy(dtype=np.float64).copy()
+    if "engine" in base.columns:  # the bound and the ideal are priced at this machine's Python costs
+        native = (base["engine"].fillna("python") == "native").to_numpy()
+        bound[native & ~one] = math.nan
+        ideal_v[native] = math.nan
     out["bound_speedup"] = bound
-    out["ideal_speedup"] = merged["ideal_speedup"].to_numpy(dtype=np.float64)
+    out["ideal_speedup"] = ideal_v
     return out
 
 
@@ -707,13 +717,16 @@ def measured_speedups(summary: pd.DataFrame) -> pd.DataFrame:
 
     One row per (workload, shape, strategy, variant, order, work, workers): the
     median over seeds of ``loop_speedup`` where the summary has it, else of
-    ``speedup`` (column ``measured``; ``measure`` says which).  Only the default
-    interpreter's cells: the model's ``here`` costs are that interpreter's.
+    ``speedup`` (column ``measured``; ``measure`` says which), per ``engine``
+    (:data:`PRESET_ENGINE`: ``here`` is checked against the Python engine's runs, ``cxx``
+    against the native engine's).  Only the default interpreter's cells: the model's
+    ``here`` costs are that interpreter's.
     """
     df = summary
     if df.empty or "speedup" not in df:
         return pd.DataFrame()
     keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
+    df = df.assign(engine=df["engine"].fillna("python") if "engine" in df else "python")
     if "interpreter" in df:
         keep &= df["interpreter"].fillna("default") == "default"
     if "timed_exact" in df:
@@ -722,7 +735,7 @@ def measured_speedups(summary: pd.DataFrame) -> pd.DataFrame:
         keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
     df = df[keep]
     column = "loop_speedup" if "loop_speedup" in df and df["loop_speedup"].notna().any() else "speedup"
-    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers"]
+    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers", "engine"]
     out = df.groupby(keys, as_index=False)[column].median().rename(columns={column: "measured"})
     out["measure"] = column
     return out
@@ -734,8 +747,9 @@ def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.D
     if rows.empty:
         return pd.DataFrame(columns=list(PREDICTION_COLUMNS))
     rows = rows[rows["strategy"] != BASELINE].copy()
+    rows["engine"] = rows["preset"].map(PRESET_ENGINE).fillna("python")  # cxx: against the native engine's runs
     measured = measured_speedups(summary)
-    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers"]
+    keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers", "engine"]
     if not measured.empty:
         rows = rows.merge(measured[[*keys, "measured"]], on=keys, how="left")
     else:

@@ -129,6 +129,8 @@ class _TimedCell:
     runs_out: str | None = None
     warmups: int = 0
     calls: int = 0
+    #: A native cell's spin-loop iterations per microsecond (the driver's one calibration; 0: the engine's own).
+    spin: float = 0.0
 
     def note(self, result: Any, wall_s: float) -> None:
         """Check one run against the golden record; append its line to ``runs_out``."""
@@ -155,6 +157,14 @@ class _TimedCell:
                 f.write(json.dumps(line) + "\n")
 
 
+@dataclass
+class _NativeResult:
+    """A native run as :func:`bench` reads a strategy's result."""
+
+    record: Any
+    stats: dict[str, Any]
+
+
 def bench(loops: int, timed: _TimedCell) -> float:
     """pyperf's time function: ``loops`` whole simulations of the cell, the seconds they took."""
     from tickpar.plugins.registry import get_registry
@@ -163,10 +173,18 @@ def bench(loops: int, timed: _TimedCell) -> float:
     strategy_cls = get_registry().strategy(cell.strategy)
     total = 0.0
     for _ in range(loops):
-        strategy = strategy_cls()
-        started = time.perf_counter()
-        result = strategy.run(cell.spec, cell.workers, dict(cell.options))
-        wall = time.perf_counter() - started
+        if cell.engine == "native":  # the C++ replay of the DAG recorded before the first value; loop_s: its loop
+            from tickpar import native
+
+            started = time.perf_counter()
+            record, stats = native.run_native(cell.spec, cell.strategy, cell.workers, dict(cell.options), timed.spin)
+            wall = time.perf_counter() - started
+            result: Any = _NativeResult(record, stats)
+        else:
+            strategy = strategy_cls()
+            started = time.perf_counter()
+            result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+            wall = time.perf_counter() - started
         total += wall
         failure = result.record.failure
         if failure is not None:  # the worker dies; the driver records a crash with this line
@@ -204,6 +222,14 @@ def _load_golden(path: str) -> Any:
     return OracleRecord.from_dict(oracle)
 
 
+def _native_golden(path: str, cell: Any) -> Any:
+    """The golden record with the digests an untraced native run reports (:func:`tickpar.native.untraced_golden`)."""
+    from tickpar.native.engine import untraced_golden
+    from tickpar.verify.oracle import OracleRecord
+
+    return untraced_golden(OracleRecord.from_dict(json.loads(Path(path).read_text())["oracle"]), cell.spec)
+
+
 def _script_main() -> None:
     import pyperf
 
@@ -229,11 +255,28 @@ def _script_main() -> None:
 
     try:
         cell = cell_from_args(args)
-        golden = _load_golden(args.golden) if args.golden else None
+        if cell.engine == "native":
+            golden = _native_golden(args.golden, cell) if args.golden else None
+        else:
+            golden = _load_golden(args.golden) if args.golden else None
     except (ParamError, PluginError, OSError, ValueError, KeyError) as exc:
         print(f"tickpar.perf.timing: error: {exc}", file=sys.stderr)
         sys.exit(2)
     runner.metadata["tickpar_cell"] = json.dumps(cell.to_dict(), sort_keys=True, separators=(",", ":"))
+    if cell.engine == "native":
+        # The DAG is recorded (and the partition planned) here, outside every value; the replay spins work_us
+        # at the driver's one calibration of the spin loop (--work-rate), as Python cells share one work rate.
+        from tickpar import native
+        from tickpar.native.engine import recorded
+
+        recorded(cell.spec)
+        runner.metadata["tickpar_engine"] = "native"
+        timed = _TimedCell(cell, golden, args.runs_out, args.warmups, spin=float(args.work_rate or 0.0))
+        if args.work_rate:
+            runner.metadata["tickpar_spin_per_us"] = args.work_rate
+        native.require(cell.strategy, cell.options)
+        runner.bench_time_func(name, bench, timed)
+        return
     if args.work_rate and cell.spec.work != "none":
         set_rate(cell.spec.work, args.work_rate)  # the driver's one calibration: the same work in every cell
         runner.metadata["tickpar_work_rate"] = args.work_rate
@@ -338,7 +381,7 @@ class TimingJob:
 
         cell = resolve_cell(
             entry["workload"], entry["params"], entry["strategy"], entry["options"], entry["workers"],
-            entry["seed"], entry["order"], entry["work"],
+            entry["seed"], entry["order"], entry["work"], engine=entry.get("engine", "python"),
         )  # fmt: skip
         checks = (entry["check_path"], entry["golden_path"]) if golden else (None, None)
         job = cls(cell, list(entry["cli_args"]), Path(entry["timing_path"]), Path(entry["pyperf_path"]), *checks)
@@ -391,12 +434,16 @@ def _compute_golden(job: TimingJob, tmp: Path, index: int) -> str:
     from tickpar.runner import execute, golden_cell, make_record, write_json_atomic
 
     cell = golden_cell(job.cell)
-    cell = replace(cell, spec=replace(cell.spec, work="none", trace=False))
+    # A native cell's timed runs are checked against the golden traces (folded as the engine folds them).
+    cell = replace(cell, spec=replace(cell.spec, work="none", trace=job.cell.engine == "native"))
     outcome = execute(cell)
     if outcome.record.failure is not None:
         raise RuntimeError(f"golden sequential run failed: {outcome.record.failure.get('message')}")
     path = tmp / f"cell{index}.golden.json"
-    write_json_atomic(path, make_record(cell, outcome))
+    record = make_record(cell, outcome)
+    if cell.spec.trace:
+        record["oracle"] = outcome.record.to_dict(with_traces=True)
+    write_json_atomic(path, record)
     return str(path)
 
 
@@ -626,8 +673,12 @@ def measure_cells(
         probe: dict[str, Any] | None = cpu_availability()  # the last probe, while nothing has run since
         # One calibration per (interpreter, work mode): a free-threaded build runs the gil-hold loop at its own
         # speed, so each interpreter's cells do work_us of its own time per event.
-        modes = {(job.python, job.cell.spec.work) for job in jobs}
+        modes = {(job.python, job.cell.spec.work) for job in jobs if job.cell.engine == "python"}
         rates = {key: 0.0 if key[1] == "none" else work_rate or _work_rate(key[1], key[0]) for key in modes}
+        if any(job.cell.engine == "native" for job in jobs):  # native cells: one calibration of the C++ spin loop
+            from tickpar.native.engine import spin_rate
+
+            rates[("native", "spin")] = spin_rate()
         for round_no in range(rounds):
             shift = round_no % len(indexed) if indexed else 0
             for index, job in indexed[shift:] + indexed[:shift]:  # rotated: no cell always first
@@ -636,7 +687,7 @@ def measure_cells(
                 try:
                     settings = dict(
                         values=values, warmups=warmups, timeout=timeout, inherit=inherit, extra_args=extra_args,
-                        min_cpu_available=min_cpu_available, log=log, rate=rates[(job.python, job.cell.spec.work)],
+                        min_cpu_available=min_cpu_available, log=log, rate=rates[_rate_key(job)],
                     )  # fmt: skip
                     probe = _time_round(job, index, round_no, tmp, before=probe, **settings)
                     probe = _retime_while_contended(
@@ -653,6 +704,10 @@ def measure_cells(
             except Exception as exc:  # an unreadable pyperf file: this cell's record says so, the others stand
                 records.append(_crash_record(job, f"{type(exc).__name__} while writing the record: {exc}"))
         return records
+
+
+def _rate_key(job: TimingJob) -> tuple[str | None, str]:
+    return ("native", "spin") if job.cell.engine == "native" else (job.python, job.cell.spec.work)
 
 
 def _contention_reason(entry: dict[str, Any], threshold: float) -> str:

@@ -31,7 +31,8 @@ state, work model, cpu, cores, versions as ``ver_*``).
 ``speedup`` is the end-to-end speedup, what a user waits for: ``T_seq / T`` with
 ``T`` the mean of the cell's pyperf values (whole runs: model build and
 process/rank start-up included) and ``T_seq`` that of the sequential cell with
-the same workload, shape (so the same parameters), seed, order, work mode and interpreter.
+the same workload, shape (so the same parameters), seed, order, work mode, interpreter and engine
+(``engine``: ``python``, or ``native``, the C++ replay: each engine is its own baseline).
 ``loop_speedup`` is the same ratio of the loop times (the strategy's execution
 alone).  Only usable values enter them (:func:`usable_values`): a cell whose
 timed runs were not all exact gets no speedup, and values taken in a contended
@@ -74,7 +75,7 @@ __all__ = [
 
 ID_COLUMNS = [
     "cell", "workload", "shape", "family", "strategy", "variant", "label", "base_label",
-    "workers", "seed", "order", "work", "interpreter", "gil", "timed", "mpi", "processes",
+    "workers", "seed", "order", "work", "interpreter", "engine", "gil", "timed", "mpi", "processes",
 ]  # fmt: skip
 _ENV_KEYS = (
     "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",
@@ -285,9 +286,9 @@ def aggregate(
     except Exception:  # the baseline plugin is missing: any sequential cell will do
         defaults = None
 
-    def group_key(entry: Mapping[str, Any]) -> tuple[Any, ...]:  # a speedup's baseline: same interpreter too
+    def group_key(entry: Mapping[str, Any]) -> tuple[Any, ...]:  # a speedup's baseline: same interpreter, engine
         same = ("workload", "shape", "seed", "order", "work")
-        return (*(entry[k] for k in same), entry.get("interpreter", "default"))
+        return (*(entry[k] for k in same), entry.get("interpreter", "default"), entry.get("engine", "python"))
 
     baselines: dict[tuple[Any, ...], str] = {}
     for entry in entries:

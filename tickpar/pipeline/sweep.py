@@ -11,11 +11,13 @@ so cross-checks of the plugins (``Workload.check_params``,
 :class:`SweepError` line naming the key, e.g.
 ``strategies.split.variants.bad.lock_key: 'x' is not one of ['name', 'component']``.
 
-A *cell* is (workload, shape, strategy, variant, workers, seed, order, work, interpreter):
+A *cell* is (workload, shape, strategy, variant, workers, seed, order, work, interpreter, engine):
 ``shape`` names a parameter set of the workload, ``variant`` an option set of
 the strategy, ``interpreter`` the Python the cell's jobs run under (``default``, or
 ``freethreaded``: :mod:`tickpar.host.interpreters`; a sweep that asks for one that is
-not available stops with a :class:`SweepError` saying how to get it).  Cells at
+not available stops with a :class:`SweepError` saying how to get it), ``engine`` the engine
+that runs it (``python``, or ``native``: the C++ replay, only for strategies and options it runs;
+a ``sweep:`` list gives each sweep its own ``engines``).  Cells at
 ``workers`` are checked and timed; cells at ``check_workers`` are checked only.  Left out, and counted: cells above a
 strategy's ``max_workers`` (sequential runs at 1 only), MPI cells with more
 ranks than ``max_ranks`` (default: the usable cores), correctness-only cells
@@ -28,7 +30,7 @@ record is computed once per (workload, shape, seed, order) and shared.
 Files (relative to the working directory; see :class:`SweepCell`)::
 
     results/golden/{workload}/{shape}/{order}/s{seed}.json
-    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/w{workers}-s{seed}.json
+    results/check/{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/{engine}/w{workers}-s{seed}.json
     results/timing/...same.../w{workers}-s{seed}.json        (+ .pyperf.json beside it)
     results/timing/{workload}/{shape}.json                   (the shape's timing job: index of the above)
     results/logs/{check,timing,golden}/...same....log
@@ -59,6 +61,8 @@ from tickpar.host.paths import REPO_ROOT
 from tickpar.kernel.eventq import ORDERS
 from tickpar.kernel.params import ParamError, resolve
 from tickpar.kernel.work import WORK_MODES
+from tickpar.native import BUILD_HINT, ENGINES, NATIVE_STRATEGIES, NOT_TAKEN
+from tickpar.native import available as native_available
 from tickpar.perf.timing import write_fallback
 from tickpar.plugins import BASELINE
 from tickpar.plugins.registry import PluginError, Registry, get_registry
@@ -83,7 +87,7 @@ __all__ = [
 SCHEMA_PATH = REPO_ROOT / "config" / "config.schema.yaml"
 DEFAULT_VARIANT = "default"
 
-_CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/w{workers}-s{seed}"
+_CELL_PART = "{workload}/{shape}/{strategy}/{variant}/{order}/{work}/{interpreter}/{engine}/w{workers}-s{seed}"
 CHECK_PATTERN = f"results/check/{_CELL_PART}.json"
 TIMING_PATTERN = f"results/timing/{_CELL_PART}.json"
 #: One timing job per workload shape: its index of the cell records it wrote (rules/bench.smk).
@@ -98,6 +102,7 @@ WILDCARD_CONSTRAINTS = {
     "order": r"[A-Za-z0-9_]+",
     "work": r"[A-Za-z0-9_-]+",
     "interpreter": r"[A-Za-z0-9_-]+",
+    "engine": r"[a-z]+",
     "workers": r"\d+",
     "seed": r"\d+",
 }
@@ -144,6 +149,7 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
     defs["order"] = {"enum": list(ORDERS), "description": "tie order mode"}
     defs["work"] = {"enum": list(WORK_MODES), "description": "work model"}
     defs["interpreter"] = {"enum": list(INTERPRETERS), "description": "interpreter the cells run under"}
+    defs["engine"] = {"enum": list(ENGINES), "description": "engine the cells run on (python, or the C++ replay)"}
     workloads = {}
     for name, entry in describe["workloads"].items():
         params = entry["params"]
@@ -168,9 +174,12 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                     "additionalProperties": _table_schema(params, f"workload {name} parameter"),
                 },
                 "sweep": {
-                    "type": "object",
+                    "type": ["object", "array"],
                     "description": "extra shapes: the base shape with one parameter set to each value "
-                    "(named {base}.{param}{value}; the speedup-vs-granularity figure uses them)",
+                    "(named {base}.{param}{value}; the speedup-vs-granularity figure uses them); a list of "
+                    "such sweeps gives each its own values, workers and engines",
+                    "items": {"$ref": f"#/$defs/sweep_{name}"},
+                    "minItems": 1,
                     "additionalProperties": False,
                     "x-what": f"workload {name} sweep key",
                     "required": ["base", "param", "values"],
@@ -186,10 +195,23 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                             "minItems": 1,
                             "uniqueItems": True,
                         },
+                        "engines": {
+                            "type": "array",
+                            "description": "engines that run the derived shapes (default: every engine of the "
+                            "sweep); e.g. [native] for work_us below a microsecond, which Python cannot resolve",
+                            "items": {"$ref": "#/$defs/engine"},
+                            "minItems": 1,
+                            "uniqueItems": True,
+                        },
                     },
                 },
             },
         }
+        sweep_schema = dict(workloads[name]["properties"]["sweep"])
+        for key in ("items", "minItems"):
+            sweep_schema.pop(key)
+        sweep_schema["type"] = "object"
+        defs[f"sweep_{name}"] = sweep_schema
     defs["workloads"] = {
         "type": "object",
         "description": "workload name -> shapes",
@@ -245,6 +267,14 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                     "type": "array",
                     "description": "interpreters for this strategy (default: the sweep's interpreters)",
                     "items": {"$ref": "#/$defs/interpreter"},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+                "engines": {
+                    "type": "array",
+                    "description": "engines for this strategy (default: the sweep's engines); native needs the "
+                    "strategy in tickpar.native.NATIVE_STRATEGIES, and its variants with options it takes",
+                    "items": {"$ref": "#/$defs/engine"},
                     "minItems": 1,
                     "uniqueItems": True,
                 },
@@ -350,8 +380,10 @@ class SweepCell:
     #: The ``python`` that runs the cell's check and timing jobs (:func:`tickpar.host.interpreters.interpreter_python`).
     python: str = ""
     #: What the label adds to strategy/variant to tell cells apart in one figure: ``ft`` (the free-threaded
-    #: interpreter), the work mode (when the sweep has several).
+    #: interpreter), ``native`` (the native engine), the work mode (when the sweep has several).
     tags: tuple[str, ...] = ()
+    #: ``python`` (the model itself) or ``native`` (the C++ replay of its event DAG, :mod:`tickpar.native`).
+    engine: str = "python"
 
     @property
     def wildcards(self) -> dict[str, Any]:
@@ -363,6 +395,7 @@ class SweepCell:
             "order": self.order,
             "work": self.work,
             "interpreter": self.interpreter,
+            "engine": self.engine,
             "workers": self.workers,
             "seed": self.seed,
         }
@@ -412,6 +445,8 @@ class SweepCell:
         for k, v in self.options.items():
             args += ["--option", f"{k}={format_value(v)}"]
         args += ["--workers", str(self.workers), "--seed", str(self.seed), "--order", self.order, "--work", self.work]
+        if self.engine != "python":
+            args += ["--engine", self.engine]
         return args
 
     def timing_entry(self) -> dict[str, Any]:
@@ -435,6 +470,7 @@ class SweepCell:
             "order": self.order,
             "work": self.work,
             "interpreter": self.interpreter,
+            "engine": self.engine,
             "timed": self.timed,
             "mpi": self.mpi,
             "processes": self.processes,
@@ -530,28 +566,70 @@ def _uses_mpi(strategy_cls: type[Any], options: dict[str, Any]) -> bool:
     return options.get("backend") == "mpi"
 
 
-def _shapes(name: str, entry: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], bool]]:
-    """(shape, family, given params, timed) for the declared shapes, the sweep-derived ones, the check-only ones."""
-    shapes = [(shape, shape, dict(params or {}), True) for shape, params in entry["shapes"].items()]
+def sweeps_of(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A workload's ``sweep:`` as a list (one object, a list of them, or none)."""
     sweep = entry.get("sweep")
-    if sweep:
+    if not sweep:
+        return []
+    return [dict(s) for s in (sweep if isinstance(sweep, list) else [sweep])]
+
+
+@dataclass
+class _Shape:
+    name: str
+    family: str
+    params: dict[str, Any]
+    timed: bool
+    #: Engines that run it (None: every engine of the sweep); from its sweep's ``engines``.
+    engines: set[str] | None = None
+    #: Worker counts timed on it (None: all); from its sweep's ``workers``.
+    sweep_workers: set[int] | None = None
+
+
+def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
+    """The declared shapes, the sweep-derived ones (each sweep of a list its own), the check-only ones.
+
+    One derived shape made by two sweeps (e.g. work_us 10 in a Python and in a native sweep) is one
+    shape, run by the union of their engines at the union of their workers."""
+    shapes = [_Shape(shape, shape, dict(params or {}), True) for shape, params in entry["shapes"].items()]
+    sweeps = sweeps_of(entry)
+    where = "sweep" if not isinstance(entry.get("sweep"), list) else None
+    declared = {s.name for s in shapes} | set(entry.get("check_shapes") or {})
+    derived_by: dict[str, _Shape] = {}
+    for i, sweep in enumerate(sweeps):
+        at = where or f"sweep[{i}]"
         base = sweep["base"]
         if base not in entry["shapes"]:
             allowed = ", ".join(entry["shapes"])
-            raise SweepError(f"workloads.{name}.sweep.base: {base!r} is not a shape of {name} (shapes: {allowed})")
-        declared = {s for s, _, _, _ in shapes} | set(entry.get("check_shapes") or {})
+            raise SweepError(f"workloads.{name}.{at}.base: {base!r} is not a shape of {name} (shapes: {allowed})")
+        engines = set(sweep["engines"]) if sweep.get("engines") else None
+        workers = set(sweep["workers"]) if sweep.get("workers") else None
         for value in sweep["values"]:
             derived = f"{base}.{sweep['param']}{format_value(value)}"
             if derived in declared:
-                raise SweepError(f"workloads.{name}.sweep: derived shape {derived!r} clashes with a declared shape")
+                raise SweepError(f"workloads.{name}.{at}: derived shape {derived!r} clashes with a declared shape")
+            if derived in derived_by:
+                seen = derived_by[derived]
+                seen.engines = None if seen.engines is None or engines is None else seen.engines | engines
+                seen.sweep_workers = (
+                    None if seen.sweep_workers is None or workers is None else seen.sweep_workers | workers
+                )
+                continue
             params = {**(entry["shapes"][base] or {}), sweep["param"]: value}
-            shapes.append((derived, base, params, True))
-            declared.add(derived)
+            derived_by[derived] = _Shape(derived, base, params, True, engines, workers)
+            shapes.append(derived_by[derived])
     for shape, params in (entry.get("check_shapes") or {}).items():
         if shape in entry["shapes"]:
             raise SweepError(f"workloads.{name}.check_shapes.{shape}: also declared under shapes")
-        shapes.append((shape, shape, dict(params or {}), False))
+        shapes.append(_Shape(shape, shape, dict(params or {}), False))
     return shapes
+
+
+def native_takes(strategy: str, options: Mapping[str, Any]) -> bool:
+    """Whether the native engine runs ``strategy`` with these (resolved) options (:data:`tickpar.native.NOT_TAKEN`)."""
+    if strategy not in NATIVE_STRATEGIES:
+        return False
+    return all(options.get(k, v) == v for k, v in NOT_TAKEN.get(strategy, {}).items())
 
 
 def expand(config: dict[str, Any], source: str = "config", registry: Registry | None = None) -> Sweep:
@@ -574,21 +652,22 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
     cells: list[SweepCell] = []
     skipped: dict[str, int] = {}
 
-    workload_shapes: list[tuple[str, str, str, dict[str, Any], bool]] = []
+    workload_shapes: list[tuple[str, _Shape]] = []
     for wname, wentry in config["workloads"].items():
         wcls = registry.workload(wname)
-        for shape, family, given, shape_timed in _shapes(wname, wentry):
+        for shp in _shapes(wname, wentry):
             try:
-                params = resolve(wcls.params, given, f"workload {wname} parameter")
-                wcls().check_params(params)
+                shp.params = resolve(wcls.params, shp.params, f"workload {wname} parameter")
+                wcls().check_params(shp.params)
             except ParamError as exc:
-                section = "shapes" if shape_timed else "check_shapes"
-                raise SweepError(f"workloads.{wname}.{section}.{shape}: {exc}") from None
-            workload_shapes.append((wname, shape, family, params, shape_timed))
+                section = "shapes" if shp.timed else "check_shapes"
+                raise SweepError(f"workloads.{wname}.{section}.{shp.name}: {exc}") from None
+            workload_shapes.append((wname, shp))
 
-    variants: list[tuple[str, str, dict[str, Any], bool, list[str], list[str]]] = []
+    variants: list[tuple[str, str, dict[str, Any], bool, list[str], list[str], list[str]]] = []
     only: dict[str, tuple[list[int] | None, set[str] | None]] = {}  # a strategy's own workers and shapes
-    shape_names = {shape for _, shape, _, _, _ in workload_shapes}
+    shape_names = {shp.name for _, shp in workload_shapes}
+    sweep_engines = list(config.get("engines") or ["python"])
     for sname, sentry in strategies.items():
         scls = registry.strategy(sname)
         sentry = sentry or {}
@@ -601,6 +680,12 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
         only[sname] = (sentry.get("workers"), set(sentry["shapes"]) if sentry.get("shapes") else None)
         orders = list(sentry.get("orders") or config.get("orders", ["gem5"]))
         interpreters = list(sentry.get("interpreters") or config.get("interpreters", [DEFAULT_INTERPRETER]))
+        engines = list(sentry.get("engines") or sweep_engines)
+        if sentry.get("engines") and "native" in engines and sname not in NATIVE_STRATEGIES:
+            raise SweepError(
+                f"strategies.{sname}.engines: 'native' is not allowed for {sname}: the native engine runs "
+                f"{', '.join(NATIVE_STRATEGIES)}"
+            )
         timed_variants = sentry.get("variants") or ({} if sentry.get("check_variants") else {DEFAULT_VARIANT: {}})
         check_variants = sentry.get("check_variants") or {}
         for variant in set(timed_variants) & set(check_variants):
@@ -613,12 +698,21 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                 except ParamError as exc:
                     raise SweepError(f"strategies.{sname}.{section}.{variant}: {exc}") from None
                 variant_timed = variant_timed and bool(sentry.get("timed", True))
-                variants.append((sname, variant, options, variant_timed, orders, interpreters))
+                # Native cells only where the engine runs the strategy with these options; the rest are counted.
+                mine = [e for e in engines if e != "native" or native_takes(sname, options)]
+                if len(mine) < len(engines):
+                    why = "variants the native engine does not run (strategy or options), python only"
+                    skipped[why] = skipped.get(why, 0) + 1
+                if mine:
+                    variants.append((sname, variant, options, variant_timed, orders, interpreters, mine))
+    if any("native" in v[6] for v in variants) and not native_available():
+        raise SweepError(f"engines: {BUILD_HINT}")
 
     if timing_on:
-        base_orders = {o for s, _, _, _, orders, _ in variants if s == BASELINE for o in orders}
-        base_interpreters = {i for s, _, _, _, _, interps in variants if s == BASELINE for i in interps}
-        for sname, _, _, strategy_timed, orders, interps in variants:
+        base_orders = {o for s, _, _, _, orders, _, _ in variants if s == BASELINE for o in orders}
+        base_interpreters = {i for s, _, _, _, _, interps, _ in variants if s == BASELINE for i in interps}
+        base_engines = {e for s, _, _, _, _, _, engs in variants if s == BASELINE for e in engs}
+        for sname, _, _, strategy_timed, orders, interps, engs in variants:
             missing = [o for o in orders if o not in base_orders]
             if strategy_timed and missing:
                 raise SweepError(
@@ -631,9 +725,15 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     f"strategies.{sname}.interpreters: {missing[0]!r} has no {BASELINE} baseline to compute"
                     f" speedups (add it to strategies.{BASELINE}.interpreters or to interpreters)"
                 )
+            missing = [e for e in engs if e not in base_engines]
+            if strategy_timed and missing:
+                raise SweepError(
+                    f"strategies.{sname}.engines: {missing[0]!r} has no {BASELINE} baseline to compute"
+                    f" speedups (add it to strategies.{BASELINE}.engines or to engines)"
+                )
     # Every interpreter asked for must be there: one line saying how to get a missing one.
     pythons: dict[str, str] = {}
-    for sname, _, _, _, _, interps in variants:
+    for sname, _, _, _, _, interps, _ in variants:
         for interp in interps:
             if interp in pythons:
                 continue
@@ -645,8 +745,9 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                 raise SweepError(f"{where}: {exc}") from None
     several_work = len(config.get("work", ["gil-release"])) > 1
 
-    for wname, shape, family, params, shape_timed in workload_shapes:
-        for sname, variant, options, strategy_timed, orders, interps in variants:
+    for wname, shp in workload_shapes:
+        shape, family, params, shape_timed = shp.name, shp.family, shp.params, shp.timed
+        for sname, variant, options, strategy_timed, orders, interps, engs in variants:
             scls = registry.strategy(sname)
             mpi = _uses_mpi(scls, options)
             processes = bool(scls().uses_processes(options))
@@ -669,17 +770,30 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     why = "correctness-only on sweep-derived shapes"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
-                sweep_workers = (config["workloads"][wname].get("sweep") or {}).get("workers")
+                sweep_workers = shp.sweep_workers
                 if family != shape and sname != BASELINE and sweep_workers and workers not in sweep_workers:
                     why = "on sweep-derived shapes outside sweep.workers"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
-                for order in orders:
-                    for work, interp in itertools.product(config.get("work", ["gil-release"]), interps):
+                works = list(config.get("work", ["gil-release"]))
+                for order, engine in itertools.product(orders, engs):
+                    if shp.engines is not None and engine not in shp.engines:
+                        why = "on sweep-derived shapes of another engine (sweep.engines)"
+                        skipped[why] = skipped.get(why, 0) + 1
+                        continue
+                    for work, interp in itertools.product(works, interps):
+                        if engine == "native" and (interp != DEFAULT_INTERPRETER or work != works[0]):
+                            # The C++ replay spins each event's work_us itself: one interpreter and work mode.
+                            why = "native cells of other interpreters or work modes (the replay needs neither)"
+                            skipped[why] = skipped.get(why, 0) + 1
+                            continue
                         tags = (("ft",) if interp != DEFAULT_INTERPRETER else ()) + ((work,) if several_work else ())
+                        tags += ("native",) if engine == "native" else ()
                         for seed in config["seeds"]:
                             try:
-                                cell = resolve_cell(wname, params, sname, options, workers, seed, order, work)
+                                cell = resolve_cell(
+                                    wname, params, sname, options, workers, seed, order, work, engine=engine
+                                )
                             except ParamError as exc:
                                 if on_invalid == "skip":
                                     why = "refused by their strategy"
@@ -714,6 +828,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     interpreter=interp,
                                     python=pythons[interp],
                                     tags=tags,
+                                    engine=engine,
                                 )
                             )
     if not cells:

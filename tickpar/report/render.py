@@ -25,6 +25,9 @@ file each, for Snakemake's HTML report:
 * ``interpreters`` and ``ft_cost``: the default and the free-threaded interpreter
   side by side, speedup against the work per event per work mode, and the
   free-threaded build's single-thread cost (:mod:`tickpar.report.interpreters`);
+* ``engines``: the Python and the native (C++) engine side by side, loop speedup against the
+  work per event with each strategy's break-even, and native ``split``'s verdicts over its
+  real-thread check cells (:mod:`tickpar.report.engines`);
 * ``scaling``: predicted speedup for P = 1 ... 64, presets ``here`` and
   ``cxx``, with the measured points on top;
 * ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
@@ -72,6 +75,7 @@ from matplotlib.patches import Patch
 from tickpar.plugins import BASELINE
 from tickpar.report import failures as report_failures
 from tickpar.report.accuracy import accuracy_findings, summary_page
+from tickpar.report.engines import engine_findings, fig_engines
 from tickpar.report.interpreters import fig_ft_cost, fig_interpreters, interpreter_findings
 from tickpar.report.optimism import fig_optimism, optimism_findings
 from tickpar.report.speed import (
@@ -382,6 +386,7 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
             )
     out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
     out += interpreter_findings(df, param)
+    out += engine_findings(df, prediction, param)
     tp = speed_table(df)
     tp = tp[~tp["label"].str.startswith(BASELINE)]
     one = tp[(tp["workers"] == 1) & tp["overhead"].notna()]
@@ -624,6 +629,7 @@ PAGES: list[Page] = [
     Page("breakeven", lambda d: fig_breakeven(d.df, _palette(d.df), d.param)),
     Page("interpreters", lambda d: fig_interpreters(d.df, d.param)),
     Page("ft_cost", lambda d: fig_ft_cost(d.df, d.param)),
+    Page("engines", lambda d: fig_engines(d.df, d.param)),
     Page("scaling", lambda d: fig_scaling(d.df, d.prediction, _palette(d.df), d.param)),
     Page("time_per_event", lambda d: fig_time_per_event(d.df)),
     Page("overhead", lambda d: fig_overhead(d.df)),
