@@ -229,6 +229,17 @@ class Event:
         "source",
     )
 
+    def __lt__(self, other: object) -> bool:
+        """Only for a heap whose ``(key, tie)`` collided: never in a run that keeps the kernel's rules.
+
+        Heap entries are ``(key, tie, event)`` with a tie unique per insertion, so ``heapq`` never
+        compares two events, except when threads race on one queue: a strategy's race (tick-barrier
+        with ``lock_key=name`` on the free-threaded build, where two groups enter one component) can
+        hand two insertions one tie.  Then the run must go on to the ``race`` its detector reports, not
+        stop in a ``TypeError`` that hides it.  The order of the two is arbitrary, as racing is.
+        """
+        return id(self) < id(other)
+
     def __init__(
         self,
         callback: Callable[[], object] | None = None,
