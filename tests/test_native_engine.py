@@ -402,3 +402,25 @@ def test_bad_input_is_a_value_error() -> None:
         tn.make_dag(1, [0], [0], [0], [0], [0, 1], [0], [0], [], [], [], [], [], [])  # one occurrence, none given
     with pytest.raises(ValueError):
         tn.run(Builder(1).build(), "optimistic")
+
+
+@pytest.mark.parametrize("strategy", ["split", "tick-barrier", "conservative", "quantum"])
+def test_threads_are_pinned_for_the_run_and_the_callers_mask_comes_back(strategy: str) -> None:
+    # Pinning each thread to its own core (where there are enough) keeps a replay that follows an idle
+    # spell from sharing its parent's core; the caller's own CPU set must be unchanged afterwards.
+    import os
+
+    b = synthetic(seed=5, end_tick=3000)
+    dag = b.build(end_tick=3000)
+    mask = os.sched_getaffinity(0)
+    kw: dict = {"lp_of": [c % 2 for c in range(b.ncomp)], "order": "canonical"}
+    if strategy == "conservative":
+        kw["lookahead"] = 100
+    elif strategy == "quantum":
+        kw["quantum"] = 100
+    else:
+        kw = {"lock_key": "component", "checks": False}
+    r = tn.run(dag, strategy, 2, **kw)
+    assert os.sched_getaffinity(0) == mask
+    assert r.stats["pinned"] == (1.0 if len(mask) >= 2 else 0.0)
+    assert r.stats["spawn_s"] > 0 and r.stats["loop_s"] > 0

@@ -9,6 +9,11 @@
 #include <thread>
 #include <unordered_map>
 
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 namespace tp {
 namespace {
 
@@ -59,6 +64,99 @@ class SpinBarrier {
   int n_;
   alignas(64) std::atomic<int> count_{0};
   alignas(64) std::atomic<uint64_t> gen_{0};
+};
+
+// Threads for one replay.  Creating a thread costs tens of microseconds, a sizeable share of a
+// millisecond replay, and it is set-up, not event processing: as in the Python engine's LPs (``loop_s``
+// from READY), every thread checks in at a start barrier before the clock starts, and the loop ends
+// when the last thread leaves it.  ``spawn_s`` reports the creation cost on its own.
+//
+// Each thread is pinned to its own core of the process's CPU set while the replay runs (worker w to the
+// w-th allowed CPU) when there are enough of them.  Without it, a replay that follows an idle spell (a
+// pyperf worker between two values) starts its new thread on its parent's core: the idle core is halted,
+// the load balancer moves the thread only after a scheduler tick (milliseconds, longer than the replay),
+// and the two threads share one core, each waiting at every barrier for the other's time slice
+// (measured here: 1.4 ms against 0.5 ms for one phold replay after a 50 ms sleep).  The caller's own mask
+// is restored after the run.
+class Crew {
+ public:
+  explicit Crew(int n) : n_(n), gate_(n), ends_(size_t(n)) {
+#ifdef __linux__
+    cpu_set_t mask;
+    CPU_ZERO(&saved_);
+    if (n > 1 && pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) == 0) {
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &saved_)) cpus_.push_back(c);
+      if (int(cpus_.size()) >= n) {
+        pinned_ = true;
+        CPU_ZERO(&mask);
+        CPU_SET(cpus_[0], &mask);
+        pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
+      } else {
+        cpus_.clear();  // fewer cores than threads: the scheduler shares them out
+      }
+    }
+#endif
+  }
+  ~Crew() { restore(); }
+  // Start n-1 threads running body(w) for w = 1..n-1 and return when all of them have reached the gate.
+  template <class F>
+  void start(F body) {
+    auto s0 = Clock::now();
+    for (int w = 1; w < n_; ++w)
+      threads_.emplace_back([this, body, w] {
+        pin(w);
+        gate_.wait();
+        body(w);
+        ends_[size_t(w)] = Clock::now();
+      });
+    gate_.wait();
+    t0_ = Clock::now();
+    spawn_s_ = std::chrono::duration<double>(t0_ - s0).count();
+  }
+  // The calling thread (worker 0) is done with the loop.
+  void finish_self() { ends_[0] = Clock::now(); }
+  // Join the others; the loop's length: from the gate to the last thread's end.
+  double join() {
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    restore();
+    Clock::time_point last = ends_[0];
+    for (auto& e : ends_) last = std::max(last, e);
+    return std::chrono::duration<double>(last - t0_).count();
+  }
+  double spawn_s() const { return spawn_s_; }
+  bool pinned() const { return pinned_; }
+
+ private:
+  void pin(int w) {
+#ifdef __linux__
+    if (!pinned_) return;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    CPU_SET(cpus_[size_t(w)], &mask);
+    pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);  // migrates this thread before it returns
+#else
+    (void)w;
+#endif
+  }
+  void restore() {
+#ifdef __linux__
+    if (pinned_ && !restored_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+#endif
+    restored_ = true;
+  }
+  int n_;
+  SpinBarrier gate_;
+  std::vector<Clock::time_point> ends_;
+  std::vector<std::thread> threads_;
+  std::vector<int> cpus_;
+  bool pinned_ = false, restored_ = false;
+#ifdef __linux__
+  cpu_set_t saved_;
+#endif
+  Clock::time_point t0_;
+  double spawn_s_ = 0;
 };
 
 struct Entry {
@@ -127,7 +225,7 @@ class Heap {
 };
 
 // One event object: its replay state and, on the same cache line, what the DAG says about it.
-struct ObjState {
+struct alignas(64) ObjState {  // a line each: two threads write neighbouring events
   uint64_t stamp = 0;  // 0: not scheduled; else the serial of its live entry (or a pending op id)
   int64_t when = 0;
   int64_t occ_begin = 0;
@@ -594,12 +692,13 @@ void run_split(Run& r, Result& res) {
   S.stale_now.assign(size_t(n), 0);
   S.idle_s.assign(size_t(n), 0.0);
   if (!r.init_ops(S.q)) return;
-  auto t0 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int w = 1; w < n; ++w) threads.emplace_back(split_worker, std::ref(r), std::ref(S), w);
+  Crew crew(n);
+  crew.start([&r, &S](int w) { split_worker(r, S, w); });
   split_worker(r, S, 0);
-  for (auto& t : threads) t.join();
-  res.stats.push_back({"loop_s", seconds_since(t0)});
+  crew.finish_self();
+  res.stats.push_back({"loop_s", crew.join()});
+  res.stats.push_back({"spawn_s", crew.spawn_s()});
+  res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   int64_t pops = 0, waits = 0, stale = 0, execd = 0;
   std::vector<double> vp, ve, vw;
   for (int w = 0; w < n; ++w) {
@@ -679,8 +778,7 @@ struct TB {
   int64_t kbatch = 0, tick = 0;
   std::vector<Group> groups;
   size_t ngroups = 0;
-  // pool
-  std::vector<std::thread> threads;
+  // pool (its threads: the run's Crew)
   alignas(64) std::atomic<uint64_t> gen{0};
   alignas(64) std::atomic<int> next{0};
   alignas(64) std::atomic<int> done{0};
@@ -876,13 +974,17 @@ void run_tick_barrier(Run& r, Result& res) {
   tb.owner.reset(new std::atomic<int32_t>[size_t(d.ncomp)]);
   for (int32_t i = 0; i < d.ncomp; ++i) tb.owner[i].store(-1);
   if (!r.init_ops(q)) return;
+  // The helpers idle in their pool between batches; the clock starts once all of them run.
+  Crew crew(workers);
+  if (workers > 1) crew.start([&tb](int) { tb.helper(); });
   auto t0 = Clock::now();
+  double loop_s = 0;
   int64_t parallel_batches = 0, serial_runs = 0, ngroups_total = 0, parallel_events = 0, local_children = 0,
           late_children = 0, replayed = 0;
   if (workers == 1) {
     seq_loop(r, q);
+    loop_s = seconds_since(t0);
   } else {
-    for (int i = 0; i < workers - 1; ++i) tb.threads.emplace_back([&tb] { tb.helper(); });
     size_t nkeys = size_t(by_name ? std::max(r.nnames, 1) : std::max(d.ncomp, 1));
     std::vector<int64_t> key_batch(nkeys, -1);
     std::vector<int32_t> key_gid(nkeys, -1);
@@ -1032,11 +1134,15 @@ void run_tick_barrier(Run& r, Result& res) {
       for (size_t gi = 0; gi < tb.ngroups; ++gi) r.executed += int64_t(tb.groups[gi].execs.size());
       if (failed) break;
     }
+    loop_s = seconds_since(t0);  // the last batch committed: the helpers only idle from here
     tb.closing.store(true, std::memory_order_release);
     tb.gen.fetch_add(1, std::memory_order_acq_rel);
-    for (auto& t : tb.threads) t.join();
+    crew.finish_self();
+    crew.join();
+    res.stats.push_back({"spawn_s", crew.spawn_s()});
+    res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   }
-  res.stats.push_back({"loop_s", seconds_since(t0)});
+  res.stats.push_back({"loop_s", loop_s});
   res.stats.push_back({"parallel_batches", double(parallel_batches)});
   res.stats.push_back({"serial_runs", double(serial_runs)});
   res.stats.push_back({"batches", double(workers > 1 ? parallel_batches + serial_runs : r.executed)});
@@ -1257,12 +1363,13 @@ void run_partitioned(Run& r, Result& res) {
     int64_t w = op.mode == CLOCK ? op.value : op.value;
     if (!r.apply_now(L.q, op, w, 0)) return;
   }
-  auto t0 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int p = 1; p < P; ++p) threads.emplace_back(lp_thread, std::ref(R), p);
+  Crew crew(P);
+  crew.start([&R](int p) { lp_thread(R, p); });
   lp_thread(R, 0);
-  for (auto& t : threads) t.join();
-  res.stats.push_back({"loop_s", seconds_since(t0)});
+  crew.finish_self();
+  res.stats.push_back({"loop_s", crew.join()});
+  res.stats.push_back({"spawn_s", crew.spawn_s()});
+  res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   int64_t windows = 0, rounds = 0, messages = 0, late = 0, lt = 0, lm = 0, dropped = 0;
   std::vector<double> served, idle;
   int64_t ct = 0;
