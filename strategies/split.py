@@ -144,6 +144,7 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
+from tickpar.host.affinity import pinned, worker_cpus
 from tickpar.kernel.eventq import Event, EventQueue, SchedulingError
 from tickpar.kernel.model import Component, Model
 from tickpar.kernel.params import Param, ParamError
@@ -592,7 +593,15 @@ def _threads(
         finally:
             shared.idle_s[wid] = idle
 
-    threads = [threading.Thread(target=run, args=(w,), name=f"split-{w}", daemon=True) for w in range(workers)]
+    cpus = worker_cpus(workers)  # each worker on a core of its own (tickpar.host.affinity)
+
+    def run_pinned(wid: int) -> None:
+        with pinned(cpus, wid):
+            run(wid)
+
+    threads = [
+        threading.Thread(target=run_pinned, args=(w,), name=f"split-{w}", daemon=True) for w in range(workers)
+    ]
     for t in threads:
         t.start()
     last_progress, last_change = -1, time.monotonic()

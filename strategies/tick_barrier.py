@@ -94,6 +94,7 @@ import time
 from heapq import heappop, heappush, merge
 from typing import Any
 
+from tickpar.host.affinity import pinned, worker_cpus
 from tickpar.kernel.eventkeys import child_tie, key_priority, key_when
 from tickpar.kernel.eventq import BatchQueue, Deferred, Entry, Event, Op, op_key
 from tickpar.kernel.model import Component, Model
@@ -131,8 +132,9 @@ class _Group(Deferred):
 class _Pool:
     """``helpers`` persistent threads; with the main thread they take groups from a shared counter."""
 
-    def __init__(self, helpers: int, runner: _Runner) -> None:
+    def __init__(self, helpers: int, runner: _Runner, cpus: list[int] | None = None) -> None:
         self.runner = runner
+        self.cpus = cpus  # helper i on cpus[i + 1]; the main thread on cpus[0] (tickpar.host.affinity)
         self.groups: list[_Group] = []
         self.take = itertools.count().__next__
         self.closing = False
@@ -157,6 +159,10 @@ class _Pool:
             run_group(groups[i])
 
     def _helper(self, i: int) -> None:
+        with pinned(self.cpus, i + 1):
+            self._serve(i)
+
+    def _serve(self, i: int) -> None:
         start, done = self.start[i], self.done[i]
         idle = 0.0
         while True:
@@ -316,8 +322,14 @@ class _Runner:
         if self.workers == 1:
             queue.run()  # nothing can run beside anything: gem5's loop, exact by construction
             return
+        cpus = None if self.inline else worker_cpus(self.workers)
+        with pinned(cpus, 0):
+            self._run_batches(cpus)
+
+    def _run_batches(self, cpus: list[int] | None) -> None:
+        queue = self.queue
         model_events = self.model_events
-        pool = None if self.inline else _Pool(self.workers - 1, self)
+        pool = None if self.inline else _Pool(self.workers - 1, self, cpus)
         self.pool = pool
         try:
             while True:

@@ -12,6 +12,7 @@ import sys
 import sysconfig
 from typing import Any
 
+from tickpar.host.affinity import PIN_ENV
 from tickpar.host.paths import REPO_ROOT
 
 __all__ = ["environment", "gil_enabled", "git_sha", "versions"]
@@ -79,7 +80,13 @@ def environment() -> dict[str, Any]:
     """Everything that identifies the machine and interpreter (GIL state read now), and the SLURM job
     it ran in (None outside SLURM)."""
     slurm = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID") or None
-    return {**_static_environment(), "gil_enabled": gil_enabled(), "slurm_job_id": slurm}
+    return {
+        **_static_environment(),
+        "gil_enabled": gil_enabled(),
+        # worker threads pinned to cores of their own where there are enough (tickpar.host.affinity)
+        "thread_pinning": os.environ.get(PIN_ENV, "1") != "0",
+        "slurm_job_id": slurm,
+    }
 
 
 def _main() -> int:

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tickpar.host.affinity import pinned, worker_cpus
 from tickpar.host.paths import REPO_ROOT
 from tickpar.kernel.eventq import EventQueue
 from tickpar.kernel.model import Model
@@ -145,9 +146,11 @@ def run_threads(model: Model, plan: Plan) -> list[LPResult]:
         lp.attach()
     model.start()
     results: list[LPResult | None] = [None] * plan.parts
+    cpus = worker_cpus(plan.parts)  # each LP on a core of its own (tickpar.host.affinity)
 
     def body(i: int) -> None:
-        results[i] = lps[i].run()
+        with pinned(cpus, i):
+            results[i] = lps[i].run()
 
     threads = [threading.Thread(target=body, args=(i,), name=f"pdes-lp{i}") for i in range(plan.parts)]
     for t in threads:
