@@ -19,8 +19,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from tickpar.plugins import BASELINE
-from tickpar.report.speed import breakeven, breakeven_text, counted, empty_figure
+from tickpar.report.speed import (
+    base_label,
+    breakeven,
+    breakeven_text,
+    counted,
+    empty_figure,
+    points_at_largest_workers,
+)
 
 __all__ = ["engine_breakevens", "engine_findings", "engine_points", "fig_engines", "native_split_runs"]
 
@@ -33,38 +39,19 @@ def _engine(df: pd.DataFrame) -> pd.Series:
     return df["engine"].fillna("python").astype(str)
 
 
-def _base_label(df: pd.DataFrame) -> pd.Series:
-    if "base_label" in df.columns:
-        return df["base_label"].fillna(df["label"]).astype(str)
-    return df["label"].astype(str)
-
-
 def engine_points(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
     """Mean counted loop speedup per (workload, family, engine, strategy/variant, granularity value).
 
     At the largest timed worker count of each (workload, engine); the baseline is left out.
     """
     cols = ["workload", "family", "engine", "base_label", "x", "speedup", "workers"]
-    col = f"param_{param}"
     t = counted(df)
-    if t.empty or col not in t.columns:
+    if t.empty:
         return pd.DataFrame(columns=cols)
-    t = t.assign(engine=_engine(t), base_label=_base_label(t))
-    t = t[t["strategy"] != BASELINE]
     y = "loop_speedup" if "loop_speedup" in t.columns else "speedup"
-    t = t.assign(_y=pd.to_numeric(t[y], errors="coerce").fillna(pd.to_numeric(t["speedup"], errors="coerce")))
-    frames = []
-    for (workload, engine), wdf in t.groupby(["workload", "engine"], sort=False):
-        wmax = int(wdf["workers"].max())
-        wdf = wdf[wdf["workers"] == wmax]
-        pts = wdf.groupby(["family", "base_label", col], sort=False, as_index=False).agg(speedup=("_y", "mean"))
-        pts = pts.rename(columns={col: "x"})
-        pts["workload"], pts["engine"], pts["workers"] = workload, engine, wmax
-        frames.append(pts)
-    if not frames:
-        return pd.DataFrame(columns=cols)
-    out = pd.concat(frames, ignore_index=True)
-    out["x"] = pd.to_numeric(out["x"], errors="coerce")
+    loop = pd.to_numeric(t[y], errors="coerce").fillna(pd.to_numeric(t["speedup"], errors="coerce"))
+    t = t.assign(engine=_engine(t), base_label=base_label(t), _y=loop)
+    out = points_at_largest_workers(t, param, by=("workload", "engine"), keys=("family", "base_label"), y="_y")
     out = out[out["x"] > 0]
     return out[cols].sort_values(["workload", "family", "engine", "base_label", "x"]).reset_index(drop=True)
 

@@ -25,7 +25,7 @@ import pandas as pd
 import seaborn as sns
 
 from tickpar.plugins import BASELINE
-from tickpar.report.speed import counted, empty_figure, timed
+from tickpar.report.speed import base_label, counted, empty_figure, points_at_largest_workers, timed
 
 __all__ = ["cost_table", "fig_ft_cost", "fig_interpreters", "interpreter_findings", "interpreter_points"]
 
@@ -39,12 +39,6 @@ def _interpreter(df: pd.DataFrame) -> pd.Series:
     return df["interpreter"].fillna(DEFAULT).astype(str)
 
 
-def _base_label(df: pd.DataFrame) -> pd.Series:
-    if "base_label" in df.columns:
-        return df["base_label"].fillna(df["label"]).astype(str)
-    return df["label"].astype(str)
-
-
 def _panel_order(keys: list[tuple[str, str]]) -> list[tuple[str, str]]:
     rank = {DEFAULT: 0, FREETHREADED: 1}
     return sorted(set(keys), key=lambda k: (rank.get(k[0], 2), k[0], k[1]))
@@ -55,30 +49,9 @@ def interpreter_points(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame
 
     At the largest timed worker count of each workload; the baseline is left out.
     """
-    cols = ["workload", "family", "base_label", "interpreter", "work", "x", "speedup", "workers"]
-    col = f"param_{param}"
     t = counted(df)
-    if t.empty or col not in t.columns:
-        return pd.DataFrame(columns=cols)
-    t = t.assign(interpreter=_interpreter(t), base_label=_base_label(t))
-    t = t[t["strategy"] != BASELINE]
-    frames = []
-    for workload, wdf in t.groupby("workload", sort=False):
-        wmax = int(wdf["workers"].max())
-        wdf = wdf[wdf["workers"] == wmax]
-        pts = wdf.groupby(["family", "base_label", "interpreter", "work", col], sort=False, as_index=False).agg(
-            speedup=("speedup", "mean")
-        )
-        pts = pts.rename(columns={col: "x"})
-        pts["workload"], pts["workers"] = workload, wmax
-        frames.append(pts)
-    if not frames:
-        return pd.DataFrame(columns=cols)
-    out = pd.concat(frames, ignore_index=True)
-    out["x"] = pd.to_numeric(out["x"], errors="coerce")
-    return out[cols].sort_values(["workload", "family", "base_label", "interpreter", "work", "x"]).reset_index(
-        drop=True
-    )
+    t = t.assign(interpreter=_interpreter(t), base_label=base_label(t)) if not t.empty else t
+    return points_at_largest_workers(t, param, by=("workload",), keys=("family", "base_label", "interpreter", "work"))
 
 
 def fig_interpreters(df: pd.DataFrame, param: str = "work_us") -> plt.Figure:
@@ -141,7 +114,7 @@ def cost_table(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
     t = timed(df)
     if t.empty or "events_per_s" not in t.columns:
         return pd.DataFrame(columns=cols)
-    t = t.assign(interpreter=_interpreter(t), base_label=_base_label(t))
+    t = t.assign(interpreter=_interpreter(t), base_label=base_label(t))
     t = t[(t["base_label"] == BASELINE) & (t["verdict"] == "exact")]
     t = t.assign(eps=pd.to_numeric(t["events_per_s"], errors="coerce")).dropna(subset=["eps"])
     if t.empty:

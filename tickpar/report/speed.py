@@ -28,6 +28,7 @@ from matplotlib.lines import Line2D
 from tickpar.plugins import BASELINE
 
 __all__ = [
+    "base_label",
     "bound_defects",
     "bound_defects_finding",
     "breakeven",
@@ -36,6 +37,7 @@ __all__ = [
     "empty_figure",
     "fig_breakeven",
     "fig_scaling",
+    "points_at_largest_workers",
     "retime_finding",
     "speed_findings",
     "speed_table",
@@ -72,6 +74,44 @@ def counted(df: pd.DataFrame) -> pd.DataFrame:
     """The timed rows whose speedup counts: exact, timed runs exact, not contended."""
     t = timed(df)
     return t[t["counted"]]
+
+
+def base_label(df: pd.DataFrame) -> pd.Series:
+    """Each row's strategy/variant label without its order suffix (``label`` where there is no ``base_label``)."""
+    if "base_label" in df.columns:
+        return df["base_label"].fillna(df["label"]).astype(str)
+    return df["label"].astype(str)
+
+
+def points_at_largest_workers(
+    t: pd.DataFrame, param: str, by: Sequence[str], keys: Sequence[str], y: str = "speedup"
+) -> pd.DataFrame:
+    """The mean of ``y`` per ``keys`` and ``param_<param>`` value (as ``x``) at each ``by`` group's largest workers.
+
+    ``t``: counted rows with a ``base_label`` column and whatever ``by`` and ``keys`` name; the
+    baseline's rows are left out.  Columns: ``by``, ``keys``, ``x``, ``speedup`` (the mean of ``y``),
+    ``workers``.
+    """
+    col = f"param_{param}"
+    cols = [*by, *keys, "x", "speedup", "workers"]
+    if t.empty or col not in t.columns:
+        return pd.DataFrame(columns=cols)
+    t = t[t["strategy"] != BASELINE]
+    frames = []
+    for group, gdf in t.groupby(list(by), sort=False):
+        wmax = int(gdf["workers"].max())
+        gdf = gdf[gdf["workers"] == wmax]
+        pts = gdf.groupby([*keys, col], sort=False, as_index=False).agg(speedup=(y, "mean"))
+        pts = pts.rename(columns={col: "x"})
+        for name, value in zip(by, group if isinstance(group, tuple) else (group,), strict=True):
+            pts[name] = value
+        pts["workers"] = wmax
+        frames.append(pts)
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(frames, ignore_index=True)
+    out["x"] = pd.to_numeric(out["x"], errors="coerce")
+    return out[cols].sort_values([*by, *keys, "x"]).reset_index(drop=True)
 
 
 def speed_table(df: pd.DataFrame) -> pd.DataFrame:
