@@ -85,6 +85,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
+from tickpar.host.affinity import PIN_ENV
 from tickpar.host.orchestrator import paused
 from tickpar.host.procgroup import kill_group
 from tickpar.verify.oracle import FAILED_RUN
@@ -656,7 +657,9 @@ def measure_cells(
         raise ValueError("--processes and --values must be >= 1, --warmups >= 0")
     if retimes < 0 or retime_wait_s < 0:
         raise ValueError("--retimes and the wait before a re-time must be >= 0")
-    inherit = [name for name in inherit_environ if name in os.environ]
+    # pyperf gives its workers a clean environment; the thread-pinning switch must reach them too
+    inherit = [name for name in (*inherit_environ, PIN_ENV) if name in os.environ]
+    inherit = list(dict.fromkeys(inherit))
     started = time.perf_counter()
     for job in jobs:
         job.record = _new_record(job, rounds, values, warmups)
