@@ -97,11 +97,14 @@ __all__ = [
     "PREDICTION_COLUMNS",
     "PREDICT_WORKERS",
     "PRESETS",
+    "VALIDATION",
     "Preset",
     "bound_columns",
     "calibrate",
     "fit_sync",
     "measured_speedups",
+    "model_rows",
+    "one_worker_fits",
     "prediction_table",
     "preset",
     "provenance",
@@ -119,12 +122,20 @@ PREDICTION_COLUMNS = (
     "workload", "shape", "strategy", "variant", "preset", "workers",
     "predicted_speedup", "measured_speedup", "rel_error", "order", "work",
     "bound", "model", "above_bound", "bound_sources", "model_sources", "engine",
+    "validation", "measured_lo", "measured_hi", "above_bound_point",
 )  # fmt: skip
 """``prediction.csv``'s columns.  ``model`` is ``predicted_speedup`` (the preset's overheads added) and
 ``rel_error`` its error; ``bound`` the zero-overhead limit under the strategy's own assignment (preset
 ``here`` only; NaN for ``cxx``); ``above_bound`` whether the measured point exceeds it (a defect);
 ``bound_sources``/``model_sources``: JSON, where each figure comes from (:func:`provenance`); ``engine``
-the engine whose measurements the row is checked against (:data:`PRESET_ENGINE`)."""
+the engine whose measurements the row is checked against (:data:`PRESET_ENGINE`); ``validation``: what the
+measured point is to the model (:data:`VALIDATION`); ``measured_lo``/``measured_hi``: the measured speedup's
+95% interval (``loop_speedup_lo``/``_hi``, median over seeds); ``above_bound`` is judged with it: the whole
+interval above the bound, while ``above_bound_point`` says only that the point estimate is."""
+#: ``validation`` values: ``fit`` (a 1-worker point an overhead was fitted on: its error says nothing),
+#: ``sweep`` (a point of the sweep the model predicts, never fitted on), ``held-out`` (a point on a held-out
+#: shape: a sweep with ``held_out: true``, config/README.md), ``none`` (nothing measured).
+VALIDATION = ("fit", "sweep", "held-out", "none")
 #: The engine whose measured speedups each preset is checked against: ``here`` is this machine's Python
 #: costs, ``cxx`` the native engine's (a ``tickpar calibrate`` file).
 PRESET_ENGINE = {"here": "python", "cxx": "native"}
@@ -534,8 +545,10 @@ def _recorded(spec: RunSpec, recordings: int) -> Dag:
     return Dag(events, dag.components, dag.lookahead, {**dag.meta, "recordings": recordings})
 
 
-def provenance(calibration_file: str, preset_name: str) -> dict[str, str]:
-    """Where each figure of the bound and the model of ``preset_name`` comes from."""
+def provenance(
+    calibration_file: str, preset_name: str, fit: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """Where each figure of the bound and the model of ``preset_name`` comes from (``fit``: a 1-worker ``o_event``)."""
     if preset_name == "cxx":
         costs = cxx_costs()
         model = {
@@ -555,6 +568,8 @@ def provenance(calibration_file: str, preset_name: str) -> dict[str, str]:
             "gil_threshold": f"GIL_RELEASE_MIN_BYTES / {calibration_file} work_units_per_us (gil-release calls "
             "below it hold the GIL)",
         }
+    if fit is not None:
+        model["o_event"] = str(fit["source"])
     bound = {"event": model["event"], "work": model["work"], "o_event": "none", "o_sync": "none", "o_msg": "none",
              "gil": "none"}  # fmt: skip
     return {"bound": json.dumps(bound, sort_keys=True), "model": json.dumps(model, sort_keys=True)}
@@ -577,7 +592,9 @@ def shape_bounds(
     cell).  ``cells``: ``{strategy, variant, options, order, work}`` per timed
     strategy variant at this shape.  The DAG is recorded ``recordings`` times
     and each event keeps its least cost (:func:`_recorded`); ``calibration_file``
-    names ``calibration`` in each row's ``model_sources``.
+    names ``calibration`` in each row's ``model_sources``.  The record keeps the
+    DAGs, the cells and each strategy's partition, so that :func:`model_rows` can
+    price the model again with overheads fitted later (:func:`one_worker_fits`).
     """
     from dataclasses import replace
 
@@ -585,10 +602,11 @@ def shape_bounds(
     started = time.perf_counter()
     dags: dict[str, Dag] = {}
     ideal: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, str]] = set()
+    kept: list[dict[str, Any]] = []
     unmodelled: list[str] = []
     fallback: dict[str, list[int]] = {}
+    partitions: dict[str, dict[str, list[int] | None]] = {}
     for cell in cells:
         key = (str(cell["strategy"]), str(cell["variant"]), str(cell["order"]), str(cell["work"]))
         if key in seen:
@@ -604,47 +622,33 @@ def shape_bounds(
             for p in ps:
                 ideal.append({"order": order, "work": work_mode, "workers": p,
                               "ideal_speedup": min(float(p), t1 / cp) if cp > 0 else float(p)})  # fmt: skip
-        dag = dags[order]
         if key[0] not in MODELLED:
             unmodelled.append(key[0])
             continue
-        options = cell.get("options") or {}
-        backend = _backend(key[0], options)
+        options = dict(cell.get("options") or {})
+        kept.append({"strategy": key[0], "variant": key[1], "order": order, "work": work_mode, "options": options})
         lp_of = _partition_or_fallback(replace(spec, order=order), key[0], options, fallback)
-        for name in PRESETS:
-            costs = preset(name, backend, work_mode, calibration)
-            t1, predicted = strategy_time(dag, key[0], options, costs, ps, optimistic=False, partition=lp_of)
-            bound = (
-                strategy_time(dag, key[0], options, costs, ps, optimistic=True, partition=lp_of)[1]
-                if name == "here"
-                else {}
-            )
-            sources = provenance(calibration_file, name)
-            for p in ps:
-                rows.append(
-                    {
-                        "strategy": key[0],
-                        "variant": key[1],
-                        "order": order,
-                        "work": work_mode,
-                        "preset": name,
-                        "workers": p,
-                        "predicted_speedup": t1 / predicted[p] if predicted[p] > 0 else float(p),
-                        "bound_speedup": (t1 / bound[p] if bound[p] > 0 else float(p)) if bound else None,
-                        "bound_sources": sources["bound"] if bound else None,
-                        "model_sources": sources["model"],
-                    }
-                )
-    first = next(iter(dags.values()), None)
-    return {
+        if lp_of is not None:
+            partitions[_partition_key(key[0], key[1], order)] = {str(p): lp_of(p) for p in ps}
+    record: dict[str, Any] = {
         "format": SHAPE_FORMAT,
         "workload": workload,
         "shape": shape,
         "spec": spec.to_dict(),
+        "workers": ps,
+        "calibration": dict(calibration),
+        "calibration_file": calibration_file,
+        "cells": kept,
+        "partitions": partitions,
+        "dags": {order: dag.to_dict() for order, dag in dags.items()},
+    }
+    rows = model_rows(record, dags=dags)
+    first = next(iter(dags.values()), None)
+    return {
+        **record,
         "events": len(first) if first is not None else 0,
         "components": len(first.components) if first is not None else 0,
         "seconds": time.perf_counter() - started,
-        "calibration": dict(calibration),
         "ideal": ideal,
         "rows": rows,
         "unmodelled": sorted(set(unmodelled)),
@@ -653,19 +657,158 @@ def shape_bounds(
     }
 
 
-def _load_shapes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(bound rows, ideal rows) of every readable shape record, keyed by workload and shape."""
+def _partition_key(strategy: str, variant: str, order: str) -> str:
+    return f"{strategy}|{variant}|{order}"
+
+
+#: Strategies whose 1-worker run goes through the same per-event machinery as a parallel one, so that
+#: its loop time minus the sequential one's, per event, is their ``o_event`` (:func:`one_worker_fits`).
+#: Conservative runs one LP with its windows at P = 1.  Tick-barrier is not one: at P = 1 it serves every
+#: bin with the plain loop (:func:`tickpar.perf.bounds.tick_barrier_time`), which says nothing of the
+#: per-event cost of a parallel batch; its ``o_event`` stays the calibration's.
+FITTED_FROM_ONE_WORKER = ("conservative",)
+#: ``(strategy, variant, order, work, engine)``: what a fit is keyed by.
+FitKey = tuple[str, str, str, str, str]
+
+
+def model_rows(
+    record: Mapping[str, Any], fits: Mapping[FitKey, Mapping[str, Any]] | None = None,
+    dags: Mapping[str, Dag] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The bound and model rows of a shape record (:func:`shape_bounds`), the model priced with ``fits``.
+
+    ``fits``: per ``(strategy, variant, order, work, engine)``, an ``o_event_s`` fitted from 1-worker
+    runs (:func:`one_worker_fits`) that replaces the preset's own ``o_event`` (engine ``python``:
+    preset ``here``; ``native``: ``cxx``), named in ``model_sources``.  The bound takes no fit: it has
+    no overhead at all.
+    """
+    from dataclasses import replace
+
+    calibration = record["calibration"]
+    calibration_file = str(record.get("calibration_file", "results/bounds/calibration.json"))
+    ps = [int(p) for p in record["workers"]]
+    dags = dict(dags) if dags is not None else {o: Dag.from_dict(d) for o, d in record["dags"].items()}
     rows: list[dict[str, Any]] = []
-    ideal: list[dict[str, Any]] = []
+    for cell in record["cells"]:
+        strategy, variant, order, work_mode = cell["strategy"], cell["variant"], cell["order"], cell["work"]
+        options = cell.get("options") or {}
+        dag = dags[order]
+        backend = _backend(strategy, options)
+        parts = record.get("partitions", {}).get(_partition_key(strategy, variant, order))
+        lp_of = (lambda p, parts=parts: parts.get(str(p))) if parts is not None else None
+        for name in PRESETS:
+            costs = preset(name, backend, work_mode, calibration)
+            fit = (fits or {}).get((strategy, variant, order, work_mode, PRESET_ENGINE[name]))
+            if fit is not None:
+                costs = replace(costs, overheads=replace(costs.overheads, o_event=float(fit["o_event_s"])))
+            t1, predicted = strategy_time(dag, strategy, options, costs, ps, optimistic=False, partition=lp_of)
+            bound = (
+                strategy_time(dag, strategy, options, costs, ps, optimistic=True, partition=lp_of)[1]
+                if name == "here"
+                else {}
+            )
+            sources = provenance(calibration_file, name, fit)
+            for p in ps:
+                rows.append(
+                    {
+                        "strategy": strategy,
+                        "variant": variant,
+                        "order": order,
+                        "work": work_mode,
+                        "preset": name,
+                        "workers": p,
+                        "predicted_speedup": t1 / predicted[p] if predicted[p] > 0 else float(p),
+                        "bound_speedup": (t1 / bound[p] if bound[p] > 0 else float(p)) if bound else None,
+                        "bound_sources": sources["bound"] if bound else None,
+                        "model_sources": sources["model"],
+                        "fitted": fit is not None,
+                    }
+                )
+    return rows
+
+
+def _counted(summary: pd.DataFrame) -> pd.DataFrame:
+    """The timed cells that count (exact, ``timed_exact``, not ``contended``; default interpreter)."""
+    df = summary
+    keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
+    if "interpreter" in df:
+        keep &= df["interpreter"].fillna("default") == "default"
+    if "timed_exact" in df:
+        keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
+    if "contended" in df:
+        keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
+    return df[keep].assign(engine=df["engine"].fillna("python") if "engine" in df else "python")
+
+
+def one_worker_fits(summary: pd.DataFrame, workload: str) -> dict[FitKey, dict[str, Any]]:
+    """``o_event`` per ``(strategy, variant, order, work, engine)`` of ``workload``, fitted from its 1-worker runs.
+
+    For each counted 1-worker cell of a strategy in :data:`FITTED_FROM_ONE_WORKER`: ``(T1 - Tseq) /
+    events``, the loop time (``time_loop_median_s``) it takes beyond its own sequential baseline's
+    (``baseline_cell``: same shape, order, engine), per event; the median over the workload's shapes
+    with such a cell.  Only 1-worker runs: the 2-worker points the model predicts are never fitted on.
+    A fit may be negative (the strategy's loop does less per event than the sequential one).
+    """
+    needed = {"workers", "time_loop_median_s", "baseline_cell", "events", "cell", "strategy"}
+    if summary.empty or not needed <= set(summary.columns):
+        return {}
+    loop = dict(zip(summary["cell"], pd.to_numeric(summary["time_loop_median_s"], errors="coerce"), strict=True))
+    df = _counted(summary)
+    df = df[(df["workload"] == workload) & (df["workers"].astype(int) == 1)
+            & df["strategy"].isin(FITTED_FROM_ONE_WORKER)]  # fmt: skip
+    found: dict[FitKey, list[tuple[float, str]]] = {}
+    for row in df.itertuples(index=False):
+        mine, base = float(row.time_loop_median_s), loop.get(row.baseline_cell, math.nan)
+        events = float(row.events or 0)
+        if not (math.isfinite(mine) and math.isfinite(base) and events > 0):
+            continue
+        key = (str(row.strategy), str(row.variant), str(row.order), str(row.work), str(row.engine))
+        found.setdefault(key, []).append(((mine - base) / events, str(row.shape)))
+    out: dict[FitKey, dict[str, Any]] = {}
+    for key, pts in found.items():
+        shapes = sorted({s for _, s in pts})
+        out[key] = {
+            "o_event_s": float(np.median([v for v, _ in pts])),
+            "shapes": shapes,
+            "source": f"fit: (T1 - Tseq) / events, {key[0]}/{key[1]} at 1 worker on {workload}/"
+            f"{','.join(shapes)} (summary.csv time_loop_median_s, {key[4]} engine)",
+        }
+    return out
+
+
+def _records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Every readable shape record."""
+    out = []
     for path in paths:
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, ValueError):
             continue
-        if data.get("format") != SHAPE_FORMAT:
-            continue
+        if data.get("format") == SHAPE_FORMAT:
+            out.append(data)
+    return out
+
+
+def _load_shapes(
+    paths: Iterable[str | Path], summary: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(bound rows, ideal rows) of every readable shape record, keyed by workload and shape.
+
+    With ``summary``, a record that keeps its DAGs is priced again with the overheads fitted from that
+    workload's 1-worker runs (:func:`one_worker_fits`, :func:`model_rows`).
+    """
+    rows: list[dict[str, Any]] = []
+    ideal: list[dict[str, Any]] = []
+    fits: dict[str, dict[FitKey, dict[str, Any]]] = {}
+    for data in _records(paths):
         where = {"workload": data["workload"], "shape": data["shape"]}
-        rows += [{**where, **r} for r in data["rows"]]
+        mine = data["rows"]
+        if summary is not None and "dags" in data and data.get("cells"):
+            if data["workload"] not in fits:
+                fits[data["workload"]] = one_worker_fits(summary, data["workload"])
+            if fits[data["workload"]]:
+                mine = model_rows(data, fits[data["workload"]])
+        rows += [{**where, **r} for r in mine]
         ideal += [{**where, **r} for r in data["ideal"]]
     return pd.DataFrame(rows), pd.DataFrame(ideal)
 
@@ -717,33 +860,35 @@ def measured_speedups(summary: pd.DataFrame) -> pd.DataFrame:
 
     One row per (workload, shape, strategy, variant, order, work, workers): the
     median over seeds of ``loop_speedup`` where the summary has it, else of
-    ``speedup`` (column ``measured``; ``measure`` says which), per ``engine``
+    ``speedup`` (column ``measured``; ``measure`` says which; ``measured_lo``/``measured_hi``
+    the medians of its interval's ends), per ``engine``
     (:data:`PRESET_ENGINE`: ``here`` is checked against the Python engine's runs, ``cxx``
     against the native engine's).  Only the default interpreter's cells: the model's
     ``here`` costs are that interpreter's.
     """
-    df = summary
-    if df.empty or "speedup" not in df:
+    if summary.empty or "speedup" not in summary:
         return pd.DataFrame()
-    keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
-    df = df.assign(engine=df["engine"].fillna("python") if "engine" in df else "python")
-    if "interpreter" in df:
-        keep &= df["interpreter"].fillna("default") == "default"
-    if "timed_exact" in df:
-        keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
-    if "contended" in df:
-        keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
-    df = df[keep]
+    df = _counted(summary)
     column = "loop_speedup" if "loop_speedup" in df and df["loop_speedup"].notna().any() else "speedup"
+    df = df.assign(
+        measured_lo=pd.to_numeric(df[f"{column}_lo"], errors="coerce") if f"{column}_lo" in df else math.nan,
+        measured_hi=pd.to_numeric(df[f"{column}_hi"], errors="coerce") if f"{column}_hi" in df else math.nan,
+    )
     keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers", "engine"]
-    out = df.groupby(keys, as_index=False)[column].median().rename(columns={column: "measured"})
+    out = df.groupby(keys, as_index=False).agg(
+        measured=(column, "median"), measured_lo=("measured_lo", "median"), measured_hi=("measured_hi", "median")
+    )
     out["measure"] = column
     return out
 
 
 def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.DataFrame:
-    """``results/prediction.csv``: predicted speedup per preset and P, with the measured point where there is one."""
-    rows, _ = _load_shapes(paths)
+    """``results/prediction.csv``: predicted speedup per preset and P, with the measured point where there is one.
+
+    The model is priced with the overheads fitted from the summary's 1-worker runs
+    (:func:`one_worker_fits`) where the shape record keeps its DAGs.
+    """
+    rows, _ = _load_shapes(paths, summary if not summary.empty else None)
     if rows.empty:
         return pd.DataFrame(columns=list(PREDICTION_COLUMNS))
     rows = rows[rows["strategy"] != BASELINE].copy()
@@ -751,17 +896,31 @@ def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.D
     measured = measured_speedups(summary)
     keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers", "engine"]
     if not measured.empty:
-        rows = rows.merge(measured[[*keys, "measured"]], on=keys, how="left")
+        rows = rows.merge(measured[[*keys, "measured", "measured_lo", "measured_hi"]], on=keys, how="left")
     else:
-        rows["measured"] = math.nan
+        rows["measured"] = rows["measured_lo"] = rows["measured_hi"] = math.nan
     rows["measured_speedup"] = rows["measured"]
     rows["rel_error"] = (rows["predicted_speedup"] - rows["measured_speedup"]) / rows["measured_speedup"]
-    for column in ("bound_speedup", "bound_sources", "model_sources"):
+    for column in ("bound_speedup", "bound_sources", "model_sources", "fitted"):
         if column not in rows:
             rows[column] = None  # a shape record written before the column existed
     rows["model"] = rows["predicted_speedup"]
     rows["bound"] = pd.to_numeric(rows["bound_speedup"], errors="coerce")
-    rows["above_bound"] = rows["measured_speedup"] > rows["bound"] * (1 + BOUND_TOLERANCE)
+    limit = rows["bound"] * (1 + BOUND_TOLERANCE)
+    rows["above_bound_point"] = rows["measured_speedup"] > limit
+    # Judged with the interval: where it is unknown, the point itself.
+    low = rows["measured_lo"].where(rows["measured_lo"].notna(), rows["measured_speedup"])
+    rows["above_bound"] = low > limit
+    held: set[tuple[str, str]] = set()
+    if not summary.empty and "held_out" in summary:
+        flag = summary["held_out"].astype("boolean").fillna(False).astype(bool)
+        held = set(zip(summary.loc[flag, "workload"], summary.loc[flag, "shape"], strict=True))
+    is_held = pd.Series([(w, s) in held for w, s in zip(rows["workload"], rows["shape"], strict=True)],
+                        index=rows.index)  # fmt: skip
+    fitted = rows["fitted"].astype("boolean").fillna(False).astype(bool) & (rows["workers"].astype(int) == 1)
+    rows["validation"] = np.where(
+        rows["measured_speedup"].isna(), "none", np.where(fitted, "fit", np.where(is_held, "held-out", "sweep"))
+    )
     return rows[list(PREDICTION_COLUMNS)].reset_index(drop=True)
 
 
