@@ -102,6 +102,7 @@ __all__ = [
     "bound_columns",
     "calibrate",
     "fit_sync",
+    "gil_release_bytes",
     "measured_speedups",
     "model_rows",
     "one_worker_fits",
@@ -161,9 +162,9 @@ class Preset:
     gil: bool
     """Python threads: only GIL-releasing work runs in parallel."""
     gil_hold_below_us: float = 0.0
-    """``gil-release`` work: a call shorter than this hashes fewer than
-    :data:`tickpar.kernel.work.GIL_RELEASE_MIN_BYTES` and holds the GIL (from the calibrated hash rate;
-    0: unknown, every call releases it)."""
+    """``gil-release`` work: a call shorter than this hashes fewer than the calibration's
+    ``gil_release_bytes`` (:func:`gil_release_bytes`) and holds the GIL (from the calibrated hash
+    rate; 0: unknown, every call releases it)."""
 
 
 def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
@@ -205,7 +206,11 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
     per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
     rate = float(calibration.get("work_units_per_us", {}).get("gil-release", 0.0))
-    hold_below = GIL_RELEASE_MIN_BYTES / rate if rate > 0 and work_mode == "gil-release" else 0.0
+    # The smallest hash that lets another thread run, as measured (gil_release_bytes); older records: the
+    # interpreter's documented threshold (provenance says which).
+    release_bytes = calibration.get("gil_release_bytes", GIL_RELEASE_MIN_BYTES)
+    release_bytes = math.inf if release_bytes is None else float(release_bytes)
+    hold_below = release_bytes / rate if rate > 0 and work_mode == "gil-release" else 0.0
     return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
                   gil_hold_below_us=hold_below)  # fmt: skip
 
@@ -322,6 +327,67 @@ def _pickled_message(n: int = 20_000) -> float:
     return (time.perf_counter() - started) / n
 
 
+def _waiter_runs(size: int, calls: int) -> int:
+    """How often a thread waiting for the GIL ran while this one hashed ``size`` bytes ``calls`` times.
+
+    The switch interval is set long (5 s) meanwhile, so the waiter never gets the GIL by a forced switch:
+    only while a hash call releases it.  Not a timing: a count, near zero unless the hash releases it.
+    """
+    import hashlib
+    import sys
+
+    view = memoryview(bytes(range(256)) * 256)
+    state = {"stop": False, "hits": 0}
+    ready = threading.Event()
+
+    def waiter() -> None:
+        ready.set()
+        while not state["stop"]:
+            state["hits"] += 1
+            time.sleep(0)  # lets the GIL go at once, so the hashing thread is never held up
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)
+    thread = threading.Thread(target=waiter, daemon=True)
+    try:
+        thread.start()
+        ready.wait(5)
+        time.sleep(0.001)
+        before = state["hits"]
+        sha256 = hashlib.sha256
+        for _ in range(calls):
+            sha256(view[:size]).digest()
+        return int(state["hits"]) - int(before)
+    finally:
+        state["stop"] = True
+        sys.setswitchinterval(old)
+        thread.join(5)
+
+
+def gil_release_bytes(largest: int = 1 << 16, calls: int = 4000, min_runs: int = 2, tries: int = 3) -> int | None:
+    """The smallest buffer whose SHA-256 (the ``gil-release`` work model's call) releases the GIL, in bytes.
+
+    Bisected over ``1 .. largest`` with :func:`_waiter_runs`: a size releases it where a waiting thread
+    ran at least ``min_runs`` times during ``calls`` hashes in any of ``tries`` attempts.  A call that
+    holds the GIL never lets the waiter run, so a miss can only come from a waiter woken too late on a
+    busy machine, hence several tries and not a majority.  ``None``: not even ``largest`` bytes did.
+    """
+
+    def releases(size: int) -> bool:
+        return any(_waiter_runs(size, calls) >= min_runs for _ in range(tries))
+
+    if not releases(largest):
+        return None
+    lo, hi = 0, largest  # lo holds (or is 0), hi releases
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if releases(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-release", "gil-hold")) -> dict[str, Any]:
     """The ``here`` preset's figures, measured in this process (about a second).
 
@@ -343,7 +409,8 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "cores": cores,
         "o_event_s": calibrate_event_cost(),
         "work": {mode: list(_work_cost(mode)) for mode in work_modes},
-        # The hash rate places the GIL-release threshold (GIL_RELEASE_MIN_BYTES) in microseconds.
+        # The smallest hash that releases the GIL, measured; the hash rate places it in microseconds.
+        "gil_release_bytes": gil_release_bytes() if "gil-release" in work_modes else None,
         "work_units_per_us": {mode: work_rate(mode) for mode in work_modes},
         "sync_measured": {
             "threads": {str(p): v for p, v in threads.items()},
@@ -565,8 +632,9 @@ def provenance(
             "o_sync": f"fit: a + b log2(P) to {calibration_file} sync_measured (fit_sync)",
             "o_msg": f"calibration {calibration_file}: o_msg_s",
             "work": f"fit: per_call + per_us x work_us, {calibration_file} work",
-            "gil_threshold": f"GIL_RELEASE_MIN_BYTES / {calibration_file} work_units_per_us (gil-release calls "
-            "below it hold the GIL)",
+            "gil_threshold": f"calibration {calibration_file}: gil_release_bytes (measured: the smallest hash a "
+            "waiting thread runs beside, gil_release_bytes) / work_units_per_us (gil-release calls below it hold "
+            "the GIL)",
         }
     if fit is not None:
         model["o_event"] = str(fit["source"])
