@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -193,3 +194,42 @@ def test_model_error_is_recomputed_from_the_two_tables_per_strategy() -> None:
     wrong = copy.deepcopy(pred)
     wrong.loc[0, "rel_error"] = 0.5  # a prediction.csv whose join went wrong shows up
     assert model_error_table(summary, wrong)["max_disagreement"].max() == pytest.approx(0.375)
+
+
+def test_one_worker_fit_comes_from_the_most_engine_bound_shape() -> None:
+    """A shape with 300 µs of work per event says little about a 5 µs overhead: the fit takes the shape whose
+    baseline spends the least time per event."""
+    summary = _summary()
+    heavy = [
+        _row(cell="seq-h", shape="heavy", strategy="sequential", order="canonical", workers=1, time_loop_median_s=0.3),
+        _row(cell="c1h", shape="heavy", strategy="conservative", variant="wt", order="canonical", workers=1,
+             time_loop_median_s=0.297, baseline_cell="seq-h"),  # noise: -3 µs per event
+    ]  # fmt: skip
+    summary = pd.concat([summary, pd.DataFrame(heavy)], ignore_index=True)
+    fit = one_worker_fits(summary, "multicore")[("conservative", "wt", "canonical", "gil-release", "python")]
+    assert fit["o_event_s"] == pytest.approx(5e-6) and fit["shapes"] == ["small"]
+
+
+def test_work_overlap_inflates_released_work_beside_another_thread_only() -> None:
+    """The calibrated work_overlap (a GIL-releasing call's time beside a second thread over alone) slows the
+    model's threads at P >= 2 (interpolated by call size); a size measured under contention is left out;
+    processes take none."""
+    from tests.test_prediction import _independent
+    from tickpar.perf.prediction import preset, strategy_time
+
+    overlap = {"call_us": [10.0, 100.0], "inflation": [2.0, 1.0], "cpu_available": [1.0, 1.0]}
+    calibration = {**CALIBRATION, "work_overlap": overlap}
+    costs = preset("here", "threads", "gil-release", calibration)
+    assert costs.inflation(np.array([5.0, 10.0, 31.6227766, 100.0, 500.0])).tolist() == pytest.approx(
+        [2.0, 2.0, 1.5, 1.0, 1.0]
+    )
+    assert preset("here", "processes", "gil-release", calibration).work_overlap == ()
+    contended = {**overlap, "cpu_available": [0.5, 1.0]}
+    assert preset("here", "threads", "gil-release", {**CALIBRATION, "work_overlap": contended}).work_overlap == (
+        (100.0, 1.0),
+    )
+    dag = _independent(4, 0.0, 10.0)
+    plain = preset("here", "threads", "gil-release", CALIBRATION)
+    _, fast = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
+    _, slow = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
+    assert slow[1] == fast[1] and slow[2] > fast[2]
