@@ -64,6 +64,8 @@ def recompute(summary: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         else pd.DataFrame(columns=["workload", "shape", col])
     )
     p = prediction.copy()
+    if "model" not in p:  # a prediction.csv from before the column (its predicted_speedup is the model)
+        p["model"] = p["predicted_speedup"]
     p["engine"] = p["preset"].map(PRESET_ENGINE)
     p["workers"] = p["workers"].astype(int)
     measured["workers"] = measured["workers"].astype(int)
@@ -83,6 +85,7 @@ def model_error_table(summary: pd.DataFrame, prediction: pd.DataFrame, param: st
     rows: list[dict[str, object]] = []
     scopes = (("all", pts), (f"{param}>={MIN_WORK_US:g}", pts[pts["granularity"] >= MIN_WORK_US]))
     for scope, data in scopes:
+        data = data.assign(point_strategy=data["strategy"], point_variant=data["variant"])
         pooled = data.assign(strategy="all", variant="all")
         for (strategy, variant, engine, preset, validation, workers), grp in pd.concat([data, pooled]).groupby(
             ["strategy", "variant", "engine", "preset", "validation", "workers"], sort=True
@@ -97,7 +100,7 @@ def model_error_table(summary: pd.DataFrame, prediction: pd.DataFrame, param: st
                     "validation": validation, "workers": int(workers), "points": len(grp),
                     "median_abs_rel_error": float(np.median(err)), "worst_abs_rel_error": float(err.max()),
                     "worst_at": f"{worst['workload']}/{worst['shape']}"
-                    + (f" ({worst['variant']})" if strategy == "all" else ""),
+                    + (f" ({worst['point_strategy']}/{worst['point_variant']})" if strategy == "all" else ""),
                     "max_disagreement": disagree,
                 }
             )  # fmt: skip
