@@ -51,6 +51,12 @@ start-up are not modelled, so they compare with ``loop_speedup`` where the
 summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 ``min(P, work / critical path)``, without overheads.
 
+Fitted and calibrated beyond that (issue #17): conservative's ``o_event`` from its own 1-worker runs
+(:func:`one_worker_fits`; the table step prices the model again from the DAGs each shape record
+keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
+at ``P >= 2``, the two-thread work overlap (``work_overlap``).  ``validation`` in ``prediction.csv``
+says whether a measured point was fitted on (``fit``), predicted (``sweep``) or on a held-out shape.
+
 Outputs: one JSON per shape (:func:`shape_bounds`, ``results/bounds/{workload}/{shape}.json``),
 the summary columns (:func:`bound_columns`) and ``results/prediction.csv``
 (:func:`prediction_table`).
