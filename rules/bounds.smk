@@ -92,3 +92,24 @@ rule prediction:
     shell:
         "TICKPAR_CALIBRATION=results/calibration.json"
         " {params.py} -m tickpar.perf.prediction table {input.summary} {input.shapes} --out {output} > {log} 2>&1"
+
+
+rule model_error:
+    input:
+        summary="results/summary.csv",
+        prediction="results/prediction.csv",
+    output:
+        report(
+            "results/model_error.csv",
+            caption="../report/model_error.rst",
+            category="Tables",
+            labels={"table": "model_error.csv"},
+        ),
+    log:
+        "results/logs/model_error.log",
+    params:
+        py=PY,
+        param=config.get("report", {}).get("granularity_param", "work_us"),
+    shell:
+        "{params.py} -m tickpar.report.model_error {input.summary} {input.prediction} --param {params.param}"
+        " --out {output} > {log} 2>&1"

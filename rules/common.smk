@@ -69,7 +69,7 @@ def exclusive(wildcards):
 
 
 def get_final_output():
-    return ["results/summary.csv", "results/prediction.csv", *REPORT_OUTPUTS.values()]
+    return ["results/summary.csv", "results/prediction.csv", "results/model_error.csv", *REPORT_OUTPUTS.values()]
 
 
 REPORT_OUTPUTS = {

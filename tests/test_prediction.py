@@ -198,6 +198,7 @@ def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     assert all(v > 0 for v in cal["sync_measured"]["threads"].values())
     per_call, per_us = cal["work"]["gil-release"]
     assert per_us > 0 and per_call >= 0
+    assert 1 <= cal["gil_release_bytes"] <= 1 << 16  # measured: the smallest hash a waiting thread runs beside
     for backend in ("threads", "processes", "mpi"):
         costs = preset("here", backend, "gil-release", json.loads(json.dumps(cal)))
         assert costs.overheads.sync(1) == 0.0 and costs.overheads.sync(64) >= costs.overheads.sync(2) > 0
@@ -268,3 +269,17 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
     _, bound = strategy_time(small, "tick-barrier", {}, costs, (1, 4), optimistic=True)
     assert bound[4] == pytest.approx(t1_small / 4)
     assert preset("here", "threads", "gil-release", CALIBRATION).gil_hold_below_us == 0.0  # no rate: unknown
+    measured = {**calibration, "gil_release_bytes": GIL_RELEASE_MIN_BYTES * 2}  # the calibration's own figure wins
+    assert preset("here", "threads", "gil-release", measured).gil_hold_below_us == pytest.approx(10.0)
+    never = {**calibration, "gil_release_bytes": None}  # no size released it: every call holds the GIL
+    assert preset("here", "threads", "gil-release", never).gil_hold_below_us == math.inf
+
+
+def test_gil_release_bytes_finds_the_hash_size_that_lets_another_thread_run() -> None:
+    """A hash of a few bytes never lets a waiting thread run; one of 64 KiB does; the bisection lands between."""
+    from tickpar.perf.prediction import _waiter_runs, gil_release_bytes
+
+    assert _waiter_runs(16, 500) == 0
+    found = gil_release_bytes()
+    assert found is not None and 16 < found <= 1 << 16
+    assert _waiter_runs(found - 1, 2000) == 0  # below it the GIL is held: not a timing, a count

@@ -185,10 +185,16 @@ def test_scaling_lines_name_their_validation_error_and_range() -> None:
 
     pred = _prediction()
     here = pred[pred["preset"] == "here"]
-    err, top = validation(here)
-    assert top == 2 and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
+    err, low, top, kind = validation(here)
+    assert (low, top, kind) == (2, 2, "sweep") and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
     assert validation(pred[pred["preset"] == "cxx"].assign(measured_speedup=None, rel_error=None)) is None
     fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert f"model err {err:.0%}, P<=2" in texts
+    assert f"model: sweep err {err:.0%}, P 2-2" in texts
     plt.close(fig)
+    # A fitted point is no validation; a line measured only on a held-out shape says so.
+    fitted = here.assign(validation=["fit", "sweep", "none", "none"][: len(here)])
+    assert validation(fitted)[1:] == (2, 2, "sweep")
+    held = here.assign(validation="held-out")
+    assert validation(held)[3] == "held-out"
+    assert validation(here.assign(validation="fit")) is None

@@ -218,7 +218,8 @@ def cxx_costs(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     return {
         "event_s": {"value": cal["event_ns"] * 1e-9, "source": f"event_ns in {where}"},
         "o_event_s": {"value": cal["mutex_ns"] * 1e-9, "source": f"mutex_ns in {where}"},
-        "sync_a_s": {"value": 0.0, "source": "a tree barrier: no cost beyond its log2(P) rounds"},
+        "sync_a_s": {"value": 0.0, "source": f"fit: o_sync(P) = b log2(P) through its one measured point, barrier_ns "
+                     f"at P = 2 in {where} (one point: a = 0, b = barrier_ns)"},
         "sync_b_s": {"value": cal["barrier_ns"] * 1e-9, "source": f"barrier_ns (2 threads) in {where}"},
         "o_msg_s": {"value": cal["message_ns"] * 1e-9, "source": f"message_ns in {where}"},
         "file": {"value": 0.0, "source": str(cal["file"])},

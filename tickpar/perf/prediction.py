@@ -51,6 +51,12 @@ start-up are not modelled, so they compare with ``loop_speedup`` where the
 summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 ``min(P, work / critical path)``, without overheads.
 
+Fitted and calibrated beyond that (issue #17): conservative's ``o_event`` from its own 1-worker runs
+(:func:`one_worker_fits`; the table step prices the model again from the DAGs each shape record
+keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
+at ``P >= 2``, the two-thread work overlap (``work_overlap``).  ``validation`` in ``prediction.csv``
+says whether a measured point was fitted on (``fit``), predicted (``sweep``) or on a held-out shape.
+
 Outputs: one JSON per shape (:func:`shape_bounds`, ``results/bounds/{workload}/{shape}.json``),
 the summary columns (:func:`bound_columns`) and ``results/prediction.csv``
 (:func:`prediction_table`).
@@ -97,11 +103,15 @@ __all__ = [
     "PREDICTION_COLUMNS",
     "PREDICT_WORKERS",
     "PRESETS",
+    "VALIDATION",
     "Preset",
     "bound_columns",
     "calibrate",
     "fit_sync",
+    "gil_release_bytes",
     "measured_speedups",
+    "model_rows",
+    "one_worker_fits",
     "prediction_table",
     "preset",
     "provenance",
@@ -119,16 +129,29 @@ PREDICTION_COLUMNS = (
     "workload", "shape", "strategy", "variant", "preset", "workers",
     "predicted_speedup", "measured_speedup", "rel_error", "order", "work",
     "bound", "model", "above_bound", "bound_sources", "model_sources", "engine",
+    "validation", "measured_lo", "measured_hi", "above_bound_point",
 )  # fmt: skip
 """``prediction.csv``'s columns.  ``model`` is ``predicted_speedup`` (the preset's overheads added) and
 ``rel_error`` its error; ``bound`` the zero-overhead limit under the strategy's own assignment (preset
 ``here`` only; NaN for ``cxx``); ``above_bound`` whether the measured point exceeds it (a defect);
 ``bound_sources``/``model_sources``: JSON, where each figure comes from (:func:`provenance`); ``engine``
-the engine whose measurements the row is checked against (:data:`PRESET_ENGINE`)."""
+the engine whose measurements the row is checked against (:data:`PRESET_ENGINE`); ``validation``: what the
+measured point is to the model (:data:`VALIDATION`); ``measured_lo``/``measured_hi``: the measured speedup's
+95% interval (``loop_speedup_lo``/``_hi``, median over seeds); ``above_bound`` is judged with it: the whole
+interval above the bound, while ``above_bound_point`` says only that the point estimate is."""
+#: ``validation`` values: ``fit`` (a 1-worker point an overhead was fitted on: its error says nothing),
+#: ``sweep`` (a point of the sweep the model predicts, never fitted on), ``held-out`` (a point on a held-out
+#: shape: a sweep with ``held_out: true``, config/README.md), ``none`` (nothing measured).
+VALIDATION = ("fit", "sweep", "held-out", "none")
 #: The engine whose measured speedups each preset is checked against: ``here`` is this machine's Python
 #: costs, ``cxx`` the native engine's (a ``tickpar calibrate`` file).
 PRESET_ENGINE = {"here": "python", "cxx": "native"}
 SHAPE_FORMAT = "tickpar.shape-bounds/1"
+#: A work_overlap size measured while a core was less available than this is left out: it measured the
+#: sharing, not the hand-off.  An idle core probes at 0.995 or more; at 0.91 (a core shared part of the
+#: time) two threads' 1000 us calls measured 1.74x slower than one's, while the sweep's exact 2-worker runs
+#: at work_us 1000 reached 1.74-1.81x: such a figure is not the hand-off.
+OVERLAP_MIN_CPU = 0.98
 #: A measured speedup counts as above its bound beyond this relative margin (float rounding only:
 #: a point above its bound is a defect of the bound or of the measurement, never noise to allow for).
 BOUND_TOLERANCE = 1e-9
@@ -150,9 +173,21 @@ class Preset:
     gil: bool
     """Python threads: only GIL-releasing work runs in parallel."""
     gil_hold_below_us: float = 0.0
-    """``gil-release`` work: a call shorter than this hashes fewer than
-    :data:`tickpar.kernel.work.GIL_RELEASE_MIN_BYTES` and holds the GIL (from the calibrated hash rate;
-    0: unknown, every call releases it)."""
+    """``gil-release`` work: a call shorter than this hashes fewer than the calibration's
+    ``gil_release_bytes`` (:func:`gil_release_bytes`) and holds the GIL (from the calibrated hash
+    rate; 0: unknown, every call releases it)."""
+    work_overlap: tuple[tuple[float, float], ...] = ()
+    """Threads, ``gil-release``: ``(call µs, inflation)`` pairs: how much longer a GIL-releasing work call
+    takes a thread while another thread makes such calls too than alone (the GIL hand-off around each
+    call, and whatever else the two share), measured by :func:`_work_overlap`; empty: none (1)."""
+
+    def inflation(self, per_call_us: np.ndarray) -> np.ndarray:
+        """:attr:`work_overlap` at each call size (log-linear between the measured sizes, flat beyond)."""
+        if not self.work_overlap:
+            return np.ones_like(per_call_us, dtype=np.float64)
+        xs = np.log([max(u, 1e-9) for u, _ in self.work_overlap])
+        ys = np.asarray([f for _, f in self.work_overlap], dtype=np.float64)
+        return np.interp(np.log(np.maximum(per_call_us, 1e-9)), xs, ys)
 
 
 def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
@@ -194,9 +229,18 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
     per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
     rate = float(calibration.get("work_units_per_us", {}).get("gil-release", 0.0))
-    hold_below = GIL_RELEASE_MIN_BYTES / rate if rate > 0 and work_mode == "gil-release" else 0.0
+    # The smallest hash that lets another thread run, as measured (gil_release_bytes); older records: the
+    # interpreter's documented threshold (provenance says which).
+    release_bytes = calibration.get("gil_release_bytes", GIL_RELEASE_MIN_BYTES)
+    release_bytes = math.inf if release_bytes is None else float(release_bytes)
+    hold_below = release_bytes / rate if rate > 0 and work_mode == "gil-release" else 0.0
+    overlap = calibration.get("work_overlap", {}) if work_mode == "gil-release" and backend == "threads" else {}
+    sizes, factors = overlap.get("call_us", ()), overlap.get("inflation", ())
+    free = overlap.get("cpu_available", [1.0] * len(sizes))
+    pairs = tuple(sorted((float(u), max(1.0, float(f))) for u, f, a in zip(sizes, factors, free, strict=True)
+                         if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # measured while another process shared a core
     return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
-                  gil_hold_below_us=hold_below)  # fmt: skip
+                  gil_hold_below_us=hold_below, work_overlap=pairs)  # fmt: skip
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -218,6 +262,60 @@ def _work_cost(mode: str) -> tuple[float, float]:
         took.append(best)
     per_us = max(0.0, (took[1] - took[0]) / (sizes[1] - sizes[0]))
     return max(0.0, took[0] - per_us * sizes[0]), per_us
+
+
+def _work_overlap(
+    sizes_us: Sequence[float] = (3.0, 10.0, 30.0, 100.0, 300.0, 1000.0),
+    min_cpu_available: float = OVERLAP_MIN_CPU, tries: int = 2, pause_s: float = 0.5,
+) -> dict[str, list[float]]:  # fmt: skip
+    """Per ``gil-release`` call size: a thread's time per call while a second thread makes the same calls, over
+    one thread's alone (best of 3 each).  1 where the two overlap perfectly; about 2 where they do not at all.
+
+    Each size is measured between two CPU-availability probes (:func:`tickpar.perf.timing.cpu_availability`),
+    again after a pause where one saw less than ``min_cpu_available`` (up to ``tries`` times); the lower
+    probe is recorded (``cpu_available``), and :func:`preset` leaves out a size measured below it.
+    """
+    from tickpar.kernel.work import make_work
+
+    work, _ = make_work("gil-release")
+
+    def calls(us: float, n: int) -> None:
+        for _ in range(n):
+            work(us)
+
+    def both(us: float, n: int) -> float:
+        other = threading.Thread(target=calls, args=(us, n), daemon=True)
+        started = time.perf_counter()
+        other.start()
+        calls(us, n)
+        other.join()
+        return (time.perf_counter() - started) / n
+
+    from tickpar.perf.timing import cpu_availability
+
+    out: dict[str, list[float]] = {"call_us": [], "alone_s": [], "beside_s": [], "inflation": [], "cpu_available": []}
+    for us in sizes_us:
+        n = max(20, int(20_000 / us))
+        for attempt in range(tries):
+            free = float(cpu_availability(0.05)["min"])
+            alone = min(_timed(lambda us=us, n=n: calls(us, n)) for _ in range(3)) / n
+            beside = min(both(us, n) for _ in range(3))
+            free = min(free, float(cpu_availability(0.05)["min"]))
+            if free >= min_cpu_available or attempt == tries - 1:
+                break
+            time.sleep(pause_s)  # another process wants a core: its figure would be the sharing, not the hand-off
+        out["call_us"].append(float(us))
+        out["alone_s"].append(alone)
+        out["beside_s"].append(beside)
+        out["inflation"].append(beside / alone if alone > 0 else 1.0)
+        out["cpu_available"].append(free)
+    return out
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
 
 
 def _exchange_rounds(transport: Any, peers: Sequence[int], rounds: int) -> float:
@@ -311,6 +409,67 @@ def _pickled_message(n: int = 20_000) -> float:
     return (time.perf_counter() - started) / n
 
 
+def _waiter_runs(size: int, calls: int) -> int:
+    """How often a thread waiting for the GIL ran while this one hashed ``size`` bytes ``calls`` times.
+
+    The switch interval is set long (5 s) meanwhile, so the waiter never gets the GIL by a forced switch:
+    only while a hash call releases it.  Not a timing: a count, near zero unless the hash releases it.
+    """
+    import hashlib
+    import sys
+
+    view = memoryview(bytes(range(256)) * 256)
+    state = {"stop": False, "hits": 0}
+    ready = threading.Event()
+
+    def waiter() -> None:
+        ready.set()
+        while not state["stop"]:
+            state["hits"] += 1
+            time.sleep(0)  # lets the GIL go at once, so the hashing thread is never held up
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)
+    thread = threading.Thread(target=waiter, daemon=True)
+    try:
+        thread.start()
+        ready.wait(5)
+        time.sleep(0.001)
+        before = state["hits"]
+        sha256 = hashlib.sha256
+        for _ in range(calls):
+            sha256(view[:size]).digest()
+        return int(state["hits"]) - int(before)
+    finally:
+        state["stop"] = True
+        sys.setswitchinterval(old)
+        thread.join(5)
+
+
+def gil_release_bytes(largest: int = 1 << 16, calls: int = 4000, min_runs: int = 2, tries: int = 3) -> int | None:
+    """The smallest buffer whose SHA-256 (the ``gil-release`` work model's call) releases the GIL, in bytes.
+
+    Bisected over ``1 .. largest`` with :func:`_waiter_runs`: a size releases it where a waiting thread
+    ran at least ``min_runs`` times during ``calls`` hashes in any of ``tries`` attempts.  A call that
+    holds the GIL never lets the waiter run, so a miss can only come from a waiter woken too late on a
+    busy machine, hence several tries and not a majority.  ``None``: not even ``largest`` bytes did.
+    """
+
+    def releases(size: int) -> bool:
+        return any(_waiter_runs(size, calls) >= min_runs for _ in range(tries))
+
+    if not releases(largest):
+        return None
+    lo, hi = 0, largest  # lo holds (or is 0), hi releases
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if releases(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-release", "gil-hold")) -> dict[str, Any]:
     """The ``here`` preset's figures, measured in this process (about a second).
 
@@ -332,7 +491,10 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "cores": cores,
         "o_event_s": calibrate_event_cost(),
         "work": {mode: list(_work_cost(mode)) for mode in work_modes},
-        # The hash rate places the GIL-release threshold (GIL_RELEASE_MIN_BYTES) in microseconds.
+        # The smallest hash that releases the GIL, measured; the hash rate places it in microseconds.
+        "gil_release_bytes": gil_release_bytes() if "gil-release" in work_modes else None,
+        # Two threads' GIL-releasing calls against one's: the hand-off around each call (threads, P >= 2).
+        "work_overlap": _work_overlap() if "gil-release" in work_modes and cores >= 2 else {},
         "work_units_per_us": {mode: work_rate(mode) for mode in work_modes},
         "sync_measured": {
             "threads": {str(p): v for p, v in threads.items()},
@@ -431,16 +593,22 @@ def strategy_time(
     priced = Dag(dag.events.assign(cost_s=plain), dag.components, dag.lookahead, dag.meta)
     over = costs.overheads
     cost = plain + over.o_event
-    held = engine + over.o_event + _gil_held_work(dag, work, costs)
+    gil_work = _gil_held_work(dag, work, costs)
+    held = engine + over.o_event + gil_work
     gil_floor = float(held.sum()) if costs.gil else 0.0
+    # Beside another thread (P >= 2, threads) a GIL-releasing call takes its thread longer (work_overlap).
+    calls = dag.events["work_calls"].to_numpy(dtype=np.float64)
+    per_call_us = dag.events["work_us"].to_numpy(dtype=np.float64) / np.maximum(calls, 1.0)
+    released = np.where(np.asarray(gil_work) > 0, 0.0, work) if costs.gil else np.zeros_like(work)
+    beside = cost + released * (costs.inflation(per_call_us) - 1.0)
     out: dict[int, float] = {}
     if strategy == "split":
         for p in ps:
-            out[p] = t1 if p == 1 else max(float(cost.sum()) / p, len(dag) * over.o_event, gil_floor)
+            out[p] = t1 if p == 1 else max(float(beside.sum()) / p, len(dag) * over.o_event, gil_floor)
         return t1, out
     if strategy == "tick-barrier":
         min_parallel = max(2, int(options.get("min_parallel", 2)))
-        for p, (span, barriers) in tick_barrier_time(priced, cost, ps, over, min_parallel, False).items():
+        for p, (span, barriers) in tick_barrier_time(priced, beside, ps, over, min_parallel, False).items():
             out[p] = span if p == 1 else max(span, gil_floor + barriers * over.sync(p))
         return t1, out
     if strategy == "conservative":
@@ -448,10 +616,11 @@ def strategy_time(
         for p in ps:
             given = partition(p) if partition is not None else None
             part = list(given) if given is not None else balanced_partition(priced, p, over.o_event)
+            mine = cost if p == 1 else beside
             if sync == "null-message":
-                span, syncs = null_message_time(priced, part, cost, over.o_msg), 0
+                span, syncs = null_message_time(priced, part, mine, over.o_msg), 0
             else:
-                span, syncs, _look = window_time(priced, part, cost, over.o_msg)
+                span, syncs, _look = window_time(priced, part, mine, over.o_msg)
                 span += syncs * over.sync(p)
             out[p] = max(span, gil_floor + syncs * over.sync(p))
         return t1, out
@@ -534,8 +703,10 @@ def _recorded(spec: RunSpec, recordings: int) -> Dag:
     return Dag(events, dag.components, dag.lookahead, {**dag.meta, "recordings": recordings})
 
 
-def provenance(calibration_file: str, preset_name: str) -> dict[str, str]:
-    """Where each figure of the bound and the model of ``preset_name`` comes from."""
+def provenance(
+    calibration_file: str, preset_name: str, fit: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """Where each figure of the bound and the model of ``preset_name`` comes from (``fit``: a 1-worker ``o_event``)."""
     if preset_name == "cxx":
         costs = cxx_costs()
         model = {
@@ -552,9 +723,15 @@ def provenance(calibration_file: str, preset_name: str) -> dict[str, str]:
             "o_sync": f"fit: a + b log2(P) to {calibration_file} sync_measured (fit_sync)",
             "o_msg": f"calibration {calibration_file}: o_msg_s",
             "work": f"fit: per_call + per_us x work_us, {calibration_file} work",
-            "gil_threshold": f"GIL_RELEASE_MIN_BYTES / {calibration_file} work_units_per_us (gil-release calls "
-            "below it hold the GIL)",
+            "work_overlap": f"calibration {calibration_file}: work_overlap (threads, P >= 2: a gil-release call's "
+            "time beside a second thread's over its time alone, per call size, _work_overlap; sizes measured with "
+            f"a core less than {OVERLAP_MIN_CPU} available are left out, and with none left it is 1)",
+            "gil_threshold": f"calibration {calibration_file}: gil_release_bytes (measured: the smallest hash a "
+            "waiting thread runs beside, gil_release_bytes) / work_units_per_us (gil-release calls below it hold "
+            "the GIL)",
         }
+    if fit is not None:
+        model["o_event"] = str(fit["source"])
     bound = {"event": model["event"], "work": model["work"], "o_event": "none", "o_sync": "none", "o_msg": "none",
              "gil": "none"}  # fmt: skip
     return {"bound": json.dumps(bound, sort_keys=True), "model": json.dumps(model, sort_keys=True)}
@@ -577,7 +754,9 @@ def shape_bounds(
     cell).  ``cells``: ``{strategy, variant, options, order, work}`` per timed
     strategy variant at this shape.  The DAG is recorded ``recordings`` times
     and each event keeps its least cost (:func:`_recorded`); ``calibration_file``
-    names ``calibration`` in each row's ``model_sources``.
+    names ``calibration`` in each row's ``model_sources``.  The record keeps the
+    DAGs, the cells and each strategy's partition, so that :func:`model_rows` can
+    price the model again with overheads fitted later (:func:`one_worker_fits`).
     """
     from dataclasses import replace
 
@@ -585,10 +764,11 @@ def shape_bounds(
     started = time.perf_counter()
     dags: dict[str, Dag] = {}
     ideal: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, str]] = set()
+    kept: list[dict[str, Any]] = []
     unmodelled: list[str] = []
     fallback: dict[str, list[int]] = {}
+    partitions: dict[str, dict[str, list[int] | None]] = {}
     for cell in cells:
         key = (str(cell["strategy"]), str(cell["variant"]), str(cell["order"]), str(cell["work"]))
         if key in seen:
@@ -604,47 +784,33 @@ def shape_bounds(
             for p in ps:
                 ideal.append({"order": order, "work": work_mode, "workers": p,
                               "ideal_speedup": min(float(p), t1 / cp) if cp > 0 else float(p)})  # fmt: skip
-        dag = dags[order]
         if key[0] not in MODELLED:
             unmodelled.append(key[0])
             continue
-        options = cell.get("options") or {}
-        backend = _backend(key[0], options)
+        options = dict(cell.get("options") or {})
+        kept.append({"strategy": key[0], "variant": key[1], "order": order, "work": work_mode, "options": options})
         lp_of = _partition_or_fallback(replace(spec, order=order), key[0], options, fallback)
-        for name in PRESETS:
-            costs = preset(name, backend, work_mode, calibration)
-            t1, predicted = strategy_time(dag, key[0], options, costs, ps, optimistic=False, partition=lp_of)
-            bound = (
-                strategy_time(dag, key[0], options, costs, ps, optimistic=True, partition=lp_of)[1]
-                if name == "here"
-                else {}
-            )
-            sources = provenance(calibration_file, name)
-            for p in ps:
-                rows.append(
-                    {
-                        "strategy": key[0],
-                        "variant": key[1],
-                        "order": order,
-                        "work": work_mode,
-                        "preset": name,
-                        "workers": p,
-                        "predicted_speedup": t1 / predicted[p] if predicted[p] > 0 else float(p),
-                        "bound_speedup": (t1 / bound[p] if bound[p] > 0 else float(p)) if bound else None,
-                        "bound_sources": sources["bound"] if bound else None,
-                        "model_sources": sources["model"],
-                    }
-                )
-    first = next(iter(dags.values()), None)
-    return {
+        if lp_of is not None:
+            partitions[_partition_key(key[0], key[1], order)] = {str(p): lp_of(p) for p in ps}
+    record: dict[str, Any] = {
         "format": SHAPE_FORMAT,
         "workload": workload,
         "shape": shape,
         "spec": spec.to_dict(),
+        "workers": ps,
+        "calibration": dict(calibration),
+        "calibration_file": calibration_file,
+        "cells": kept,
+        "partitions": partitions,
+        "dags": {order: dag.to_dict() for order, dag in dags.items()},
+    }
+    rows = model_rows(record, dags=dags)
+    first = next(iter(dags.values()), None)
+    return {
+        **record,
         "events": len(first) if first is not None else 0,
         "components": len(first.components) if first is not None else 0,
         "seconds": time.perf_counter() - started,
-        "calibration": dict(calibration),
         "ideal": ideal,
         "rows": rows,
         "unmodelled": sorted(set(unmodelled)),
@@ -653,19 +819,161 @@ def shape_bounds(
     }
 
 
-def _load_shapes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(bound rows, ideal rows) of every readable shape record, keyed by workload and shape."""
+def _partition_key(strategy: str, variant: str, order: str) -> str:
+    return f"{strategy}|{variant}|{order}"
+
+
+#: Strategies whose 1-worker run goes through the same per-event machinery as a parallel one, so that
+#: its loop time minus the sequential one's, per event, is their ``o_event`` (:func:`one_worker_fits`).
+#: Conservative runs one LP with its windows at P = 1.  Tick-barrier is not one: at P = 1 it serves every
+#: bin with the plain loop (:func:`tickpar.perf.bounds.tick_barrier_time`), which says nothing of the
+#: per-event cost of a parallel batch; its ``o_event`` stays the calibration's.
+FITTED_FROM_ONE_WORKER = ("conservative",)
+#: ``(strategy, variant, order, work, engine)``: what a fit is keyed by.
+FitKey = tuple[str, str, str, str, str]
+
+
+def model_rows(
+    record: Mapping[str, Any], fits: Mapping[FitKey, Mapping[str, Any]] | None = None,
+    dags: Mapping[str, Dag] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The bound and model rows of a shape record (:func:`shape_bounds`), the model priced with ``fits``.
+
+    ``fits``: per ``(strategy, variant, order, work, engine)``, an ``o_event_s`` fitted from 1-worker
+    runs (:func:`one_worker_fits`) that replaces the preset's own ``o_event`` (engine ``python``:
+    preset ``here``; ``native``: ``cxx``), named in ``model_sources``.  The bound takes no fit: it has
+    no overhead at all.
+    """
+    from dataclasses import replace
+
+    calibration = record["calibration"]
+    calibration_file = str(record.get("calibration_file", "results/bounds/calibration.json"))
+    ps = [int(p) for p in record["workers"]]
+    dags = dict(dags) if dags is not None else {o: Dag.from_dict(d) for o, d in record["dags"].items()}
     rows: list[dict[str, Any]] = []
-    ideal: list[dict[str, Any]] = []
+    for cell in record["cells"]:
+        strategy, variant, order, work_mode = cell["strategy"], cell["variant"], cell["order"], cell["work"]
+        options = cell.get("options") or {}
+        dag = dags[order]
+        backend = _backend(strategy, options)
+        parts = record.get("partitions", {}).get(_partition_key(strategy, variant, order))
+        lp_of = (lambda p, parts=parts: parts.get(str(p))) if parts is not None else None
+        for name in PRESETS:
+            costs = preset(name, backend, work_mode, calibration)
+            fit = (fits or {}).get((strategy, variant, order, work_mode, PRESET_ENGINE[name]))
+            if fit is not None:
+                costs = replace(costs, overheads=replace(costs.overheads, o_event=float(fit["o_event_s"])))
+            t1, predicted = strategy_time(dag, strategy, options, costs, ps, optimistic=False, partition=lp_of)
+            bound = (
+                strategy_time(dag, strategy, options, costs, ps, optimistic=True, partition=lp_of)[1]
+                if name == "here"
+                else {}
+            )
+            sources = provenance(calibration_file, name, fit)
+            for p in ps:
+                rows.append(
+                    {
+                        "strategy": strategy,
+                        "variant": variant,
+                        "order": order,
+                        "work": work_mode,
+                        "preset": name,
+                        "workers": p,
+                        "predicted_speedup": t1 / predicted[p] if predicted[p] > 0 else float(p),
+                        "bound_speedup": (t1 / bound[p] if bound[p] > 0 else float(p)) if bound else None,
+                        "bound_sources": sources["bound"] if bound else None,
+                        "model_sources": sources["model"],
+                        "fitted": fit is not None,
+                    }
+                )
+    return rows
+
+
+def _counted(summary: pd.DataFrame) -> pd.DataFrame:
+    """The timed cells that count (exact, ``timed_exact``, not ``contended``; default interpreter)."""
+    df = summary
+    keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
+    if "interpreter" in df:
+        keep &= df["interpreter"].fillna("default") == "default"
+    if "timed_exact" in df:
+        keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
+    if "contended" in df:
+        keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
+    return df[keep].assign(engine=df["engine"].fillna("python") if "engine" in df else "python")
+
+
+def one_worker_fits(summary: pd.DataFrame, workload: str) -> dict[FitKey, dict[str, Any]]:
+    """``o_event`` per ``(strategy, variant, order, work, engine)`` of ``workload``, fitted from its 1-worker runs.
+
+    For each counted 1-worker cell of a strategy in :data:`FITTED_FROM_ONE_WORKER`: ``(T1 - Tseq) /
+    events``, the loop time (``time_loop_median_s``) it takes beyond its own sequential baseline's
+    (``baseline_cell``: same shape, order, engine), per event, taken on the workload's shape whose
+    baseline spends the least time per event: there the per-event overhead is the largest share of
+    the loop (on a shape with 300 µs of work per event a 1% timing noise is 3 µs per event, more than
+    the overhead itself).  Only 1-worker runs: the 2-worker points the model predicts are never
+    fitted on.  A fit may be negative (the strategy's loop does less per event than the sequential one).
+    """
+    needed = {"workers", "time_loop_median_s", "baseline_cell", "events", "cell", "strategy"}
+    if summary.empty or not needed <= set(summary.columns):
+        return {}
+    loop = dict(zip(summary["cell"], pd.to_numeric(summary["time_loop_median_s"], errors="coerce"), strict=True))
+    df = _counted(summary)
+    df = df[(df["workload"] == workload) & (df["workers"].astype(int) == 1)
+            & df["strategy"].isin(FITTED_FROM_ONE_WORKER)]  # fmt: skip
+    found: dict[FitKey, list[tuple[float, str]]] = {}
+    for row in df.itertuples(index=False):
+        mine, base = float(row.time_loop_median_s), loop.get(row.baseline_cell, math.nan)
+        events = float(row.events or 0)
+        if not (math.isfinite(mine) and math.isfinite(base) and events > 0):
+            continue
+        key = (str(row.strategy), str(row.variant), str(row.order), str(row.work), str(row.engine))
+        found.setdefault(key, []).append((base / events, (mine - base) / events, str(row.shape)))
+    out: dict[FitKey, dict[str, Any]] = {}
+    for key, pts in found.items():
+        per_event, value, shape = min(pts)  # the most engine-bound shape
+        out[key] = {
+            "o_event_s": float(value),
+            "shapes": [shape],
+            "source": f"fit: (T1 - Tseq) / events, {key[0]}/{key[1]} at 1 worker on {workload}/{shape} "
+            f"(summary.csv time_loop_median_s, {key[4]} engine; of its 1-worker shapes the one with the least "
+            f"sequential time per event, {per_event * 1e6:.3g} us)",
+        }
+    return out
+
+
+def _records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Every readable shape record."""
+    out = []
     for path in paths:
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, ValueError):
             continue
-        if data.get("format") != SHAPE_FORMAT:
-            continue
+        if data.get("format") == SHAPE_FORMAT:
+            out.append(data)
+    return out
+
+
+def _load_shapes(
+    paths: Iterable[str | Path], summary: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(bound rows, ideal rows) of every readable shape record, keyed by workload and shape.
+
+    With ``summary``, a record that keeps its DAGs is priced again with the overheads fitted from that
+    workload's 1-worker runs (:func:`one_worker_fits`, :func:`model_rows`).
+    """
+    rows: list[dict[str, Any]] = []
+    ideal: list[dict[str, Any]] = []
+    fits: dict[str, dict[FitKey, dict[str, Any]]] = {}
+    for data in _records(paths):
         where = {"workload": data["workload"], "shape": data["shape"]}
-        rows += [{**where, **r} for r in data["rows"]]
+        mine = data["rows"]
+        if summary is not None and "dags" in data and data.get("cells"):
+            if data["workload"] not in fits:
+                fits[data["workload"]] = one_worker_fits(summary, data["workload"])
+            if fits[data["workload"]]:
+                mine = model_rows(data, fits[data["workload"]])
+        rows += [{**where, **r} for r in mine]
         ideal += [{**where, **r} for r in data["ideal"]]
     return pd.DataFrame(rows), pd.DataFrame(ideal)
 
@@ -717,33 +1025,35 @@ def measured_speedups(summary: pd.DataFrame) -> pd.DataFrame:
 
     One row per (workload, shape, strategy, variant, order, work, workers): the
     median over seeds of ``loop_speedup`` where the summary has it, else of
-    ``speedup`` (column ``measured``; ``measure`` says which), per ``engine``
+    ``speedup`` (column ``measured``; ``measure`` says which; ``measured_lo``/``measured_hi``
+    the medians of its interval's ends), per ``engine``
     (:data:`PRESET_ENGINE`: ``here`` is checked against the Python engine's runs, ``cxx``
     against the native engine's).  Only the default interpreter's cells: the model's
     ``here`` costs are that interpreter's.
     """
-    df = summary
-    if df.empty or "speedup" not in df:
+    if summary.empty or "speedup" not in summary:
         return pd.DataFrame()
-    keep = df["speedup"].notna() & (df.get("verdict", "exact") == "exact")
-    df = df.assign(engine=df["engine"].fillna("python") if "engine" in df else "python")
-    if "interpreter" in df:
-        keep &= df["interpreter"].fillna("default") == "default"
-    if "timed_exact" in df:
-        keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
-    if "contended" in df:
-        keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
-    df = df[keep]
+    df = _counted(summary)
     column = "loop_speedup" if "loop_speedup" in df and df["loop_speedup"].notna().any() else "speedup"
+    df = df.assign(
+        measured_lo=pd.to_numeric(df[f"{column}_lo"], errors="coerce") if f"{column}_lo" in df else math.nan,
+        measured_hi=pd.to_numeric(df[f"{column}_hi"], errors="coerce") if f"{column}_hi" in df else math.nan,
+    )
     keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers", "engine"]
-    out = df.groupby(keys, as_index=False)[column].median().rename(columns={column: "measured"})
+    out = df.groupby(keys, as_index=False).agg(
+        measured=(column, "median"), measured_lo=("measured_lo", "median"), measured_hi=("measured_hi", "median")
+    )
     out["measure"] = column
     return out
 
 
 def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.DataFrame:
-    """``results/prediction.csv``: predicted speedup per preset and P, with the measured point where there is one."""
-    rows, _ = _load_shapes(paths)
+    """``results/prediction.csv``: predicted speedup per preset and P, with the measured point where there is one.
+
+    The model is priced with the overheads fitted from the summary's 1-worker runs
+    (:func:`one_worker_fits`) where the shape record keeps its DAGs.
+    """
+    rows, _ = _load_shapes(paths, summary if not summary.empty else None)
     if rows.empty:
         return pd.DataFrame(columns=list(PREDICTION_COLUMNS))
     rows = rows[rows["strategy"] != BASELINE].copy()
@@ -751,17 +1061,31 @@ def prediction_table(summary: pd.DataFrame, paths: Iterable[str | Path]) -> pd.D
     measured = measured_speedups(summary)
     keys = ["workload", "shape", "strategy", "variant", "order", "work", "workers", "engine"]
     if not measured.empty:
-        rows = rows.merge(measured[[*keys, "measured"]], on=keys, how="left")
+        rows = rows.merge(measured[[*keys, "measured", "measured_lo", "measured_hi"]], on=keys, how="left")
     else:
-        rows["measured"] = math.nan
+        rows["measured"] = rows["measured_lo"] = rows["measured_hi"] = math.nan
     rows["measured_speedup"] = rows["measured"]
     rows["rel_error"] = (rows["predicted_speedup"] - rows["measured_speedup"]) / rows["measured_speedup"]
-    for column in ("bound_speedup", "bound_sources", "model_sources"):
+    for column in ("bound_speedup", "bound_sources", "model_sources", "fitted"):
         if column not in rows:
             rows[column] = None  # a shape record written before the column existed
     rows["model"] = rows["predicted_speedup"]
     rows["bound"] = pd.to_numeric(rows["bound_speedup"], errors="coerce")
-    rows["above_bound"] = rows["measured_speedup"] > rows["bound"] * (1 + BOUND_TOLERANCE)
+    limit = rows["bound"] * (1 + BOUND_TOLERANCE)
+    rows["above_bound_point"] = rows["measured_speedup"] > limit
+    # Judged with the interval: where it is unknown, the point itself.
+    low = rows["measured_lo"].where(rows["measured_lo"].notna(), rows["measured_speedup"])
+    rows["above_bound"] = low > limit
+    held: set[tuple[str, str]] = set()
+    if not summary.empty and "held_out" in summary:
+        flag = summary["held_out"].astype("boolean").fillna(False).astype(bool)
+        held = set(zip(summary.loc[flag, "workload"], summary.loc[flag, "shape"], strict=True))
+    is_held = pd.Series([(w, s) in held for w, s in zip(rows["workload"], rows["shape"], strict=True)],
+                        index=rows.index)  # fmt: skip
+    fitted = rows["fitted"].astype("boolean").fillna(False).astype(bool) & (rows["workers"].astype(int) == 1)
+    rows["validation"] = np.where(
+        rows["measured_speedup"].isna(), "none", np.where(fitted, "fit", np.where(is_held, "held-out", "sweep"))
+    )
     return rows[list(PREDICTION_COLUMNS)].reset_index(drop=True)
 
 

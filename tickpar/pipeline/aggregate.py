@@ -75,7 +75,7 @@ __all__ = [
 
 ID_COLUMNS = [
     "cell", "workload", "shape", "family", "strategy", "variant", "label", "base_label",
-    "workers", "seed", "order", "work", "interpreter", "engine", "gil", "timed", "mpi", "processes",
+    "workers", "seed", "order", "work", "interpreter", "engine", "gil", "timed", "mpi", "processes", "held_out",
 ]  # fmt: skip
 _ENV_KEYS = (
     "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",

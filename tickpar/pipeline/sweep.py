@@ -203,6 +203,17 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                             "minItems": 1,
                             "uniqueItems": True,
                         },
+                        "params": {
+                            **_table_schema(params, f"workload {name} parameter"),
+                            "description": "more parameters fixed on every derived shape (named "
+                            "{base}.{param}{value}.{key}{value}...), e.g. work_us on a held-out shape",
+                        },
+                        "held_out": {
+                            "type": "boolean",
+                            "description": "held-out validation shapes: timed at the sweep's workers only, never "
+                            "fitted on (no overhead is fitted from them); prediction.csv's validation column says "
+                            "held-out; a family of their own ({base}.{param}{value})",
+                        },
                     },
                 },
             },
@@ -384,6 +395,8 @@ class SweepCell:
     tags: tuple[str, ...] = ()
     #: ``python`` (the model itself) or ``native`` (the C++ replay of its event DAG, :mod:`tickpar.native`).
     engine: str = "python"
+    #: On a held-out validation shape (a sweep with ``held_out: true``): predicted, never fitted on.
+    held_out: bool = False
 
     @property
     def wildcards(self) -> dict[str, Any]:
@@ -471,6 +484,7 @@ class SweepCell:
             "work": self.work,
             "interpreter": self.interpreter,
             "engine": self.engine,
+            "held_out": self.held_out,
             "timed": self.timed,
             "mpi": self.mpi,
             "processes": self.processes,
@@ -584,6 +598,10 @@ class _Shape:
     engines: set[str] | None = None
     #: Worker counts timed on it (None: all); from its sweep's ``workers``.
     sweep_workers: set[int] | None = None
+    #: Made by a sweep (from a base shape), not declared.
+    derived: bool = False
+    #: A held-out validation shape (its sweep's ``held_out``): predicted, never fitted on.
+    held_out: bool = False
 
 
 def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
@@ -604,8 +622,14 @@ def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
             raise SweepError(f"workloads.{name}.{at}.base: {base!r} is not a shape of {name} (shapes: {allowed})")
         engines = set(sweep["engines"]) if sweep.get("engines") else None
         workers = set(sweep["workers"]) if sweep.get("workers") else None
+        fixed = dict(sweep.get("params") or {})
+        if sweep["param"] in fixed:
+            raise SweepError(f"workloads.{name}.{at}.params: {sweep['param']!r} is the swept param, not a fixed one")
+        held_out = bool(sweep.get("held_out", False))
         for value in sweep["values"]:
-            derived = f"{base}.{sweep['param']}{format_value(value)}"
+            family = f"{base}.{sweep['param']}{format_value(value)}"
+            derived = family + "".join(f".{k}{format_value(v)}" for k, v in fixed.items())
+            family = family if held_out else base
             if derived in declared:
                 raise SweepError(f"workloads.{name}.{at}: derived shape {derived!r} clashes with a declared shape")
             if derived in derived_by:
@@ -615,8 +639,8 @@ def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
                     None if seen.sweep_workers is None or workers is None else seen.sweep_workers | workers
                 )
                 continue
-            params = {**(entry["shapes"][base] or {}), sweep["param"]: value}
-            derived_by[derived] = _Shape(derived, base, params, True, engines, workers)
+            params = {**(entry["shapes"][base] or {}), **fixed, sweep["param"]: value}
+            derived_by[derived] = _Shape(derived, family, params, True, engines, workers, True, held_out)
             shapes.append(derived_by[derived])
     for shape, params in (entry.get("check_shapes") or {}).items():
         if shape in entry["shapes"]:
@@ -746,7 +770,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
     several_work = len(config.get("work", ["gil-release"])) > 1
 
     for wname, shp in workload_shapes:
-        shape, family, params, shape_timed = shp.name, shp.family, shp.params, shp.timed
+        shape, family, params, shape_timed, derived = shp.name, shp.family, shp.params, shp.timed, shp.derived
         for sname, variant, options, strategy_timed, orders, interps, engs in variants:
             scls = registry.strategy(sname)
             mpi = _uses_mpi(scls, options)
@@ -763,7 +787,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
                 timed_workers_here = workers in timed_workers or own_workers is not None
-                if family != shape and not (strategy_timed and timed_workers_here):
+                if derived and not (strategy_timed and timed_workers_here):
                     # A sweep-derived shape differs from its base only in one parameter (work_us in the
                     # default sweep), which changes no digest: its correctness-only cells would repeat
                     # the base shape's verdicts. Its timed cells are still checked (and timed runs too).
@@ -771,7 +795,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
                 sweep_workers = shp.sweep_workers
-                if family != shape and sname != BASELINE and sweep_workers and workers not in sweep_workers:
+                if derived and sname != BASELINE and sweep_workers and workers not in sweep_workers:
                     why = "on sweep-derived shapes outside sweep.workers"
                     skipped[why] = skipped.get(why, 0) + 1
                     continue
@@ -829,6 +853,7 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                                     python=pythons[interp],
                                     tags=tags,
                                     engine=engine,
+                                    held_out=shp.held_out,
                                 )
                             )
     if not cells:

@@ -77,6 +77,8 @@ from tickpar.report import failures as report_failures
 from tickpar.report.accuracy import accuracy_findings, summary_page
 from tickpar.report.engines import engine_findings, fig_engines
 from tickpar.report.interpreters import fig_ft_cost, fig_interpreters, interpreter_findings
+from tickpar.report.model_error import findings as model_error_findings
+from tickpar.report.model_error import model_error_table
 from tickpar.report.optimism import fig_optimism, optimism_findings
 from tickpar.report.speed import (
     breakeven,
@@ -387,6 +389,8 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
     out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
     out += interpreter_findings(df, param)
     out += engine_findings(df, prediction, param)
+    if prediction is not None and not prediction.empty:
+        out += model_error_findings(model_error_table(df, prediction, param), param)
     tp = speed_table(df)
     tp = tp[~tp["label"].str.startswith(BASELINE)]
     one = tp[(tp["workers"] == 1) & tp["overhead"].notna()]

@@ -399,27 +399,57 @@ def scaling_shapes(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
     return out[:6]
 
 
-def validation(s: pd.DataFrame) -> tuple[float, int] | None:
-    """``(median |rel_error|, largest measured P)`` of one model line (``None``: no measured point)."""
+def validation(s: pd.DataFrame) -> tuple[float, int, int, str] | None:
+    """``(median |rel_error|, smallest and largest validated P, kind)`` of one model line (``None``: no measured point).
+
+    Validated points are the measured ones the model was not fitted on (``validation`` is not ``fit``);
+    ``kind`` is ``held-out`` where they all lie on a held-out shape, else ``sweep``.
+    """
     m = s[s["measured_speedup"].notna() & s["rel_error"].notna()]
+    if "validation" in m.columns:
+        m = m[m["validation"].fillna("sweep") != "fit"]
     if m.empty:
         return None
-    return float(np.median(np.abs(m["rel_error"].astype(float)))), int(m["workers"].max())
+    kind = "held-out" if "validation" in m.columns and (m["validation"] == "held-out").all() else "sweep"
+    err = float(np.median(np.abs(m["rel_error"].astype(float))))
+    return err, int(m["workers"].min()), int(m["workers"].max()), kind
+
+
+def _split_line(ax: plt.Axes, s: pd.DataFrame, column: str, top: int | None, **style: object) -> None:
+    """``column`` against workers: full strength up to ``top``, faint beyond (extrapolation); all faint without."""
+    if top is None:
+        ax.plot(s["workers"], s[column], alpha=0.35, **style)  # type: ignore[arg-type]
+        return
+    inside, beyond = s[s["workers"] <= top], s[s["workers"] >= top]
+    ax.plot(inside["workers"], inside[column], **style)  # type: ignore[arg-type]
+    ax.plot(beyond["workers"], beyond[column], alpha=0.35, **style)  # type: ignore[arg-type]
 
 
 def _model_line(ax: plt.Axes, s: pd.DataFrame, color: object, ls: str) -> None:
-    """One model line: solid up to its largest measured P, faint beyond (extrapolation), its error at the end."""
+    """One model line: solid over its validated P range, faint beyond (extrapolation), labelled at its end
+    with what it is (a model), its validation error, the kind of validation and the P range."""
     checked = validation(s)
-    if checked is None:  # never validated: all of it is extrapolation
-        ax.plot(s["workers"], s["predicted_speedup"], color=color, lw=1.4, ls=ls, alpha=0.35)
-        return
-    err, top = checked
-    inside, beyond = s[s["workers"] <= top], s[s["workers"] >= top]
-    ax.plot(inside["workers"], inside["predicted_speedup"], color=color, lw=1.4, ls=ls)
-    ax.plot(beyond["workers"], beyond["predicted_speedup"], color=color, lw=1.4, ls=ls, alpha=0.35)
+    _split_line(ax, s, "predicted_speedup", checked[2] if checked else None, color=color, lw=1.4, ls=ls)
     last = s.iloc[-1]
-    ax.annotate(f"model err {err:.0%}, P<={top}", (last["workers"], last["predicted_speedup"]), fontsize=6,
+    text = "model, not validated" if checked is None else (
+        f"model: {checked[3]} err {checked[0]:.0%}, P {checked[1]}-{checked[2]}"
+    )  # fmt: skip
+    ax.annotate(text, (last["workers"], last["predicted_speedup"]), fontsize=6,
                 color=color, xytext=(2, 0), textcoords="offset points", va="center")  # fmt: skip
+
+
+def _bound_line(ax: plt.Axes, s: pd.DataFrame, color: object) -> None:
+    """The bound: full strength over the measured P (where it was checked), faint beyond, labelled with how many
+    measured points lie above it there (judged with their 95% intervals)."""
+    m = s[s["measured_speedup"].notna()]
+    top = int(m["workers"].max()) if not m.empty else None
+    _split_line(ax, s, "bound", top, color=color, lw=0.9, ls="-.")
+    if m.empty:
+        return
+    above = int(m["above_bound"].astype("boolean").fillna(False).sum()) if "above_bound" in m.columns else 0
+    last = s.iloc[-1]
+    ax.annotate(f"bound: {above} above, P {int(m['workers'].min())}-{top}", (last["workers"], last["bound"]),
+                fontsize=6, color=color, xytext=(2, -6), textcoords="offset points", va="center")  # fmt: skip
 
 
 def fig_scaling(
@@ -445,11 +475,12 @@ def fig_scaling(
             s = s.sort_values("workers")
             _model_line(ax, s, palette.get(label), "-" if preset == "here" else "--")
             if preset == "here" and "bound" in s.columns and s["bound"].notna().any():
-                ax.plot(s["workers"], s["bound"], color=palette.get(label), lw=0.9, ls="-.")
+                _bound_line(ax, s, palette.get(label))
             m = s[s["measured_speedup"].notna()] if preset == "here" else s.iloc[0:0]
             ax.scatter(m["workers"], m["measured_speedup"], color=palette.get(label), edgecolor="black", s=36, zorder=5)
             if "bound" in m.columns:
-                over = m[m["measured_speedup"] > m["bound"] * (1 + 1e-9)]
+                over = m[m["above_bound"].astype("boolean").fillna(False).astype(bool)] if "above_bound" in m.columns \
+                    else m[m["measured_speedup"] > m["bound"] * (1 + 1e-9)]
                 ax.scatter(over["workers"], over["measured_speedup"], color="red", marker="x", s=70, zorder=6)
         ax.plot(workers, workers, color="#999999", lw=0.8, ls=":")
         ax.set_xscale("log", base=2)
@@ -469,7 +500,7 @@ def fig_scaling(
     handles = [Line2D([], [], color=palette.get(lab), lw=2, label=lab) for lab in labels]
     handles += [
         Line2D([], [], color="black", ls="-", label="model, here (calibrated)"),
-        Line2D([], [], color="black", ls="-", alpha=0.35, label="model beyond its validated P (extrapolation)"),
+        Line2D([], [], color="black", ls="-", alpha=0.35, label="beyond the validated P (extrapolation)"),
         Line2D([], [], color="black", ls="--", label="model, cxx (native engine)"),
         Line2D([], [], color="black", ls="-.", lw=0.9, label="bound (zero overhead)"),
         Line2D([], [], color="red", marker="x", ls="", label="measured above its bound (defect)"),
