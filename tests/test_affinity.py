@@ -12,7 +12,8 @@ from tickpar.host.affinity import PIN_ENV, pinned, worker_cpus
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no thread affinity here")
 
 
-def test_worker_cpus_are_the_allowed_cpus_in_order() -> None:
+def test_worker_cpus_are_the_allowed_cpus_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PIN_ENV, "1")
     allowed = sorted(os.sched_getaffinity(0))
     assert worker_cpus(1) is None  # one worker: nothing to keep apart
     assert worker_cpus(len(allowed) + 1) is None  # fewer cores than threads: the scheduler shares them
@@ -20,7 +21,9 @@ def test_worker_cpus_are_the_allowed_cpus_in_order() -> None:
         assert worker_cpus(2) == allowed[:2]
 
 
-def test_pinning_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pinning_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PIN_ENV, raising=False)
+    assert worker_cpus(2) is None
     monkeypatch.setenv(PIN_ENV, "0")
     assert worker_cpus(2) is None
 
@@ -52,7 +55,10 @@ def test_pinned_moves_the_calling_thread_only_and_restores_it() -> None:
         ("split", {"executor": "threads", "lock_key": "component", "checks": False}),
     ],
 )
-def test_a_threaded_run_leaves_the_callers_mask_alone(strategy: str, options: dict) -> None:
+def test_a_threaded_run_leaves_the_callers_mask_alone(
+    strategy: str, options: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PIN_ENV, "1")
     from tickpar.plugins.registry import get_registry
     from tickpar.runner import resolve_cell
 

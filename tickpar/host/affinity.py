@@ -1,15 +1,15 @@
-"""Pinning a parallel run's worker threads to cores of their own, for the length of the run.
+"""Pinning a parallel run's worker threads to cores of their own, for the length of the run (opt-in).
 
-Why: a thread started on a machine whose other cores are idle (halted) or busy with a low-priority
-process lands on its parent's core, and Linux's load balancer moves it only after a scheduler tick or
-not at all.  Measured here (2 vCPUs): a native replay after a 50 ms idle spell took 1.4 ms instead
-of 0.5 ms, its two threads taking turns on one core; a free-threaded conservative run beside a
-``nice -n 19`` process ran no faster at 2 workers than at 1.  Worker ``w`` of ``n`` is pinned to the
-``w``-th CPU of the process's own CPU set, where that set has at least ``n`` CPUs (with fewer, the
-scheduler shares them out and nothing is pinned).  The calling thread's own mask is restored when
-its block ends.  The native engine pins its ``std::thread`` workers the same way.
-
-``TICKPAR_PIN_THREADS=0`` turns it off (to compare, or where another tool places threads).
+Why it exists: a thread started on a machine whose other cores are idle (halted) lands on its
+parent's core, and Linux's load balancer moves it only after a scheduler tick.  Measured here (2
+vCPUs): a native replay after a 50 ms idle spell took 1.4 ms instead of 0.5 ms, its two threads
+taking turns on one core; the native engine therefore always pins its ``std::thread`` workers
+(``pinned`` in its stats).  A Python run lasts hundreds of milliseconds, long enough for the
+balancer, and pinning its threads measured no better here (free-threaded 3.13t, wide shapes at
+work_us 300, 2 workers: within the rounds' spread either way), so Python thread strategies pin only
+with ``TICKPAR_PIN_THREADS=1``.  Worker ``w`` of ``n`` goes to the ``w``-th CPU of the process's own
+CPU set, where that set has at least ``n`` CPUs (with fewer, nothing is pinned).  The calling
+thread's own mask is restored when its block ends.
 """
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ from contextlib import contextmanager
 
 __all__ = ["PIN_ENV", "pinned", "worker_cpus"]
 
-#: Set to ``0`` to leave worker threads wherever the scheduler puts them.
+#: Set to ``1`` to pin the Python thread strategies' workers (the native engine always pins).
 PIN_ENV = "TICKPAR_PIN_THREADS"
 
 
 def worker_cpus(workers: int) -> list[int] | None:
     """The CPUs that workers ``0 .. workers-1`` run on, in order; None: leave them unpinned.
 
-    None for fewer than 2 workers, where pinning is switched off (:data:`PIN_ENV`), where the
+    None for fewer than 2 workers, unless pinning is switched on (:data:`PIN_ENV` ``=1``), where the
     platform cannot pin threads, or where the process may use fewer CPUs than ``workers``.
     """
-    if workers < 2 or os.environ.get(PIN_ENV, "1") == "0" or not hasattr(os, "sched_setaffinity"):
+    if workers < 2 or os.environ.get(PIN_ENV, "0") != "1" or not hasattr(os, "sched_setaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
     return allowed[:workers] if len(allowed) >= workers else None

@@ -83,8 +83,8 @@ def environment() -> dict[str, Any]:
     return {
         **_static_environment(),
         "gil_enabled": gil_enabled(),
-        # worker threads pinned to cores of their own where there are enough (tickpar.host.affinity)
-        "thread_pinning": os.environ.get(PIN_ENV, "1") != "0",
+        # Python thread strategies' workers pinned to cores of their own (opt-in: tickpar.host.affinity)
+        "thread_pinning": os.environ.get(PIN_ENV, "0") == "1",
         "slurm_job_id": slurm,
     }
 
