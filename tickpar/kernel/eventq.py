@@ -337,6 +337,12 @@ class Event:
         return f"<Event {self._name} when={self._when} prio={self._priority} {state}>"
 
 
+def _untyped(method: Any) -> Any:
+    """``method`` as an untyped callable: in the compiled build, a call through it passes its arguments as
+    they are (a native call of ``schedule(event, when: int)`` would make ``when`` a plain ``int`` copy)."""
+    return method
+
+
 def _is_live(event: Event, tie: Any) -> bool:
     """True when the entry (or pending op) ``tie`` of ``event`` is still one the queue will serve."""
     if _same(event._tie, tie):
@@ -526,7 +532,7 @@ class EventQueue:
             event._tie = tie
             heappush(self._heap, (when * 256 + event._pkey, tie, event))
         else:
-            self.schedule(event, when)
+            _untyped(self.schedule)(event, when)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         """gem5 ``reschedule``: move ``event`` to ``when``; with ``always`` it may be unscheduled."""
@@ -1041,7 +1047,7 @@ class BatchQueue(EventQueue):
                 event._tie = tie
                 heappush(self._heap, (when * 256 + event._pkey, tie, event))
             else:
-                self.schedule(event, when)
+                _untyped(self.schedule)(event, when)
             return
         if (
             self._defer_fast
@@ -1058,7 +1064,7 @@ class BatchQueue(EventQueue):
             if d.watch and (event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key):
                 d.on_op(event, op)
         else:
-            self.schedule(event, when)
+            _untyped(self.schedule)(event, when)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         d = self._target.sink
