@@ -7,7 +7,7 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: report test test-slow test-compiled test-ft test-slurm freethreaded lint clean native
 
-# The checkout is installed editable and pure Python (TICKPAR_PURE=1), so that edits to the kernel take
+# The checkout is installed editable and pure Python (TICKPAR_PURE=1, whatever TICKPAR_COMPILED says), so that edits to the kernel take
 # effect; `make test-compiled` builds and tests the compiled kernel (setup.py) in a copy of its own.
 $(STAMP): pyproject.toml setup.py native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,7 +48,7 @@ test-compiled: $(STAMP)
 	rm -rf $(COMPILED_TREE) && mkdir -p $(COMPILED_TREE)
 	git ls-files -z --cached --others --exclude-standard \
 		| tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(COMPILED_TREE)
-	cd $(COMPILED_TREE) && env -u TICKPAR_PURE $(abspath $(BIN))/python setup.py -q build_ext --inplace
+	cd $(COMPILED_TREE) && env -u TICKPAR_PURE TICKPAR_COMPILED=1 $(abspath $(BIN))/python setup.py -q build_ext --inplace
 	cd $(COMPILED_TREE) && PYTHONPATH=$(abspath $(COMPILED_TREE)) TICKPAR_EXPECT_KERNEL=compiled \
 		$(abspath $(BIN))/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow" -p no:cacheprovider
 

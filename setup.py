@@ -1,14 +1,19 @@
-"""The optional compiled kernel: ``pip install .`` compiles tickpar's event queue with mypyc where it can.
+"""The optional compiled kernel: ``TICKPAR_COMPILED=1 pip install .`` compiles tickpar's event queue with mypyc.
 
 Everything else about the package is in ``pyproject.toml``; this file only adds the extension
 modules.  The modules in :data:`COMPILED` are compiled from their own Python source (one source,
-two builds: what runs interpreted is what mypyc compiles).  The pure-Python package is the
-fallback and is what gets installed when
+two builds: what runs interpreted is what mypyc compiles).  The pure-Python package is the default
+and the fallback: it is what gets installed unless ``TICKPAR_COMPILED=1`` is set, and also with it when
 
 * ``TICKPAR_PURE=1`` is set (``make test``'s editable checkout sets it, so edits take effect), or
 * the interpreter is a free-threaded CPython (the compiled kernel is built and tested on the
   default interpreter only), or
 * no C compiler is found.
+
+Why opt-in: compiled alone, the queue is no faster (PHOLD, bench/instructions.py: 19,023
+instructions per event compiled against 18,844 pure), because every event still crosses from
+native code into the interpreted model (``process()``, handlers, ``Link.send``) and back, and
+those crossings cost what compiling saves.  Compiling model.py too is what would pay; see README.
 
 mypy (which ships mypyc) is then asked for as a build requirement only when compiling
 (``setup_requires``, which setuptools' PEP 517 backend hands to pip as a dynamic build requirement):
@@ -31,7 +36,7 @@ MYPY = "mypy>=2.4,<3"
 
 
 def _want_compiled() -> bool:
-    if os.environ.get("TICKPAR_PURE") == "1":
+    if os.environ.get("TICKPAR_COMPILED") != "1" or os.environ.get("TICKPAR_PURE") == "1":
         return False
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         return False

@@ -101,7 +101,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
         return EXIT_OK
-    print(f"kernel: {info['kernel']} (the event queue's build; TICKPAR_PURE=1 at install time: pure)")
+    print(f"kernel: {info['kernel']} (the event queue's build: TICKPAR_COMPILED=1 pip install . compiles it)")
     print()
     for kind, key in (("strategies", "options"), ("workloads", "params")):
         print(f"{kind}:")
