@@ -6,7 +6,8 @@ handlers' context), :mod:`~tickpar.kernel.statesave` (saving and restoring compo
 engines that roll back), :mod:`~tickpar.kernel.digests` (the per-component running digests),
 :mod:`~tickpar.kernel.params` (declared parameters and their one-line errors),
 :mod:`~tickpar.kernel.work` (the synthetic work models) and :mod:`~tickpar.kernel.simloop`
-(the single-queue set-up and ``simulate()`` limit every strategy shares).
+(the single-queue set-up and ``simulate()`` limit every strategy shares); :mod:`~tickpar.kernel._interpreted`
+holds what stays interpreted in the compiled build (:func:`kernel_build` says which build runs).
 
 May import: nothing of tickpar.  The per-event hot path lives here: measure ``bench/engine.py``
 before and after a change.

@@ -56,7 +56,8 @@ live exactly when the two agree (or the entry is one of the event's
 double-schedule duplicates) and an event is scheduled exactly when
 ``event._tie is not None``.  Deschedule and reschedule only forget the old
 entry; serving skips such stale entries.  Nothing outside this module reads
-those fields: engines use the primitives below (:data:`Entry` and
+those fields: the model sends messages through :meth:`EventQueue.post` (stamp and
+schedule in one call, the plain case inlined), and engines use the primitives below (:data:`Entry` and
 :func:`entry_live`, :meth:`EventQueue.head`, :meth:`EventQueue.pop_bin`,
 :meth:`EventQueue.put_back`, :meth:`EventQueue.serve_bin`,
 :meth:`EventQueue.serve_until`, :meth:`EventQueue.commit`, and
@@ -64,6 +65,14 @@ those fields: engines use the primitives below (:data:`Entry` and
 :func:`op_key` and :func:`op_live`; :class:`JournalQueue`'s journal, undo and
 repair for engines that roll back).  ``debug_invariants=True`` runs
 :meth:`EventQueue.check_invariants` after every commit.
+
+This module is also compiled with mypyc in the optional compiled build (setup.py,
+``TICKPAR_COMPILED=1``), from this same source.  What that asks of it: exception classes
+stay non-native, the ``threading.local`` subclass lives in :mod:`tickpar.kernel._interpreted`,
+:data:`Op` is typed ``Any`` (ops are known by identity, which a typed tuple would lose),
+events hash by identity explicitly, and a call that must hand a subclass the caller's own
+objects goes through ``_untyped``.  ``tests/test_kernel_build.py`` fails on each of those
+differences; ``make test-compiled`` runs the suite on the compiled build.
 """
 
 from __future__ import annotations
