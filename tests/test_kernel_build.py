@@ -100,3 +100,34 @@ def test_events_hash_by_identity() -> None:
     a, b = Event(name="x"), Event(name="x")
     assert len({a, b, a}) == 2
     assert a != b and a == a
+
+
+@pytest.mark.parametrize("order", ["gem5", "canonical"])
+@pytest.mark.parametrize("queue_class", [EventQueue, BatchQueue])
+def test_post_is_stamp_then_schedule_in_every_case(order: str, queue_class: type[EventQueue]) -> None:
+    """post(e, when, src) leaves the queue as ``e.source = src; schedule(e, when)`` does, edge cases included:
+    a tick in the past and a double schedule (checks off: violations, a second entry), ties at one key."""
+
+    def drive(use_post: bool) -> tuple[list[tuple[str, int, int | None]], list[str], list[tuple[str, int]]]:
+        queue = queue_class("q", order=order, checks=False)
+        ran: list[tuple[str, int]] = []
+        events = [Event((lambda i=i: ran.append((f"e{i}", queue.cur_tick))), name=f"e{i}") for i in range(4)]
+        plan = [(0, 10, 100), (1, 10, 101), (2, 10, None), (3, 4, 102), (1, 12, 103)]  # e1 twice: a double schedule
+        queue.schedule(Event(name="clock"), 5)
+        queue.service_one()  # cur_tick 5: the tick-4 post is in the past
+        for index, when, source in plan:
+            event = events[index]
+            if use_post:
+                queue.post(event, when, source)
+            else:
+                event.source = source
+                queue.schedule(event, when)
+        state = [(e.name, e.when, e.source) for e in queue.pending()]
+        violations = [v.describe() for v in queue.violations]
+        queue.run()
+        return state, violations, ran
+
+    posted = drive(True)
+    assert posted == drive(False)
+    _state, violations, ran = posted
+    assert len(violations) == 2 and len(ran) == 5  # the past tick and the double schedule, all five run
