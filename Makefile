@@ -5,12 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: report test test-slow test-ft test-slurm freethreaded lint clean native
+.PHONY: report test test-slow test-compiled test-ft test-slurm freethreaded lint clean native
 
-$(STAMP): pyproject.toml native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
+# The checkout is installed editable and pure Python (TICKPAR_PURE=1, whatever TICKPAR_COMPILED says), so that edits to the kernel take
+# effect; `make test-compiled` builds and tests the compiled kernel (setup.py) in a copy of its own.
+$(STAMP): pyproject.toml setup.py native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[test]"
 	$(BIN)/python -m pip install --quiet ./native
 	touch $(STAMP)
 
@@ -34,7 +36,21 @@ PYTEST_WORKERS ?= $(CORES)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
+	TICKPAR_EXPECT_KERNEL=pure $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
+
+# `make test-compiled`: the same fast tests against the compiled kernel. The tracked and untracked (not
+# ignored) files are copied to $(COMPILED_TREE), setup.py compiles the kernel there in place (mypyc from the
+# [test] extra, offline), and pytest runs in that copy with TICKPAR_EXPECT_KERNEL=compiled, so a build that
+# silently fell back to pure Python fails (tests/test_kernel_build.py). The checkout itself is not touched.
+COMPILED_TREE := build/compiled-tree
+
+test-compiled: $(STAMP)
+	rm -rf $(COMPILED_TREE) && mkdir -p $(COMPILED_TREE)
+	git ls-files -z --cached --others --exclude-standard \
+		| tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(COMPILED_TREE)
+	cd $(COMPILED_TREE) && env -u TICKPAR_PURE TICKPAR_COMPILED=1 $(abspath $(BIN))/python setup.py -q build_ext --inplace
+	cd $(COMPILED_TREE) && PYTHONPATH=$(abspath $(COMPILED_TREE)) TICKPAR_EXPECT_KERNEL=compiled \
+		$(abspath $(BIN))/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow" -p no:cacheprovider
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow
@@ -79,4 +95,4 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf results results-slurm .snakemake
+	rm -rf results results-slurm .snakemake $(COMPILED_TREE)

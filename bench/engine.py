@@ -47,7 +47,9 @@ from phold_baselines import DEFAULT_SEED, IMPLEMENTATIONS, Outcome, PholdParams,
 TICKPAR = "tickpar_sequential"
 SIMPY = ("simpy_callbacks", "simpy_process")
 HEAPQ = "heapq_bare"
-DEFAULT_IMPLS = (TICKPAR, "simpy_callbacks", HEAPQ)
+COMPILED = "tickpar_compiled"
+#: The compiled kernel joins the defaults where one was built (phold_baselines.compiled_tree).
+DEFAULT_IMPLS = (TICKPAR, *((COMPILED,) if COMPILED in IMPLEMENTATIONS else ()), "simpy_callbacks", HEAPQ)
 GOAL_VS_SIMPY = 1.5
 GOAL_VS_HEAPQ = 0.5
 
@@ -87,6 +89,15 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help=f"skip the {QUICKEN_RUNS} untimed tiny runs per implementation that let CPython specialise the code",
     )
     group.add_argument("--show", metavar="FILE", help="print the summary of a JSON file written with -o, and exit")
+    group.add_argument(
+        "--interleave",
+        type=int,
+        metavar="ROUNDS",
+        default=0,
+        help="instead of pyperf's one-implementation-after-another: ROUNDS rounds, each running every "
+        "implementation once (order rotated per round), in this process; medians, 95%% intervals and "
+        "per-round ratios (a load that comes and goes hits every implementation alike)",
+    )
     # Set by the parent for its workers: the event count of each implementation's simulation.
     group.add_argument("--expected-events", default=None, help=argparse.SUPPRESS)
 
@@ -177,23 +188,61 @@ def summary_lines(benchmarks: dict[str, pyperf.Benchmark]) -> list[str]:
         rates[name] = 1.0 / mean
         events = bench.get_metadata().get("phold_events", 0)
         lines.append(f"{name:<20} {events:>10} {mean * 1e6:>9.3f} +- {sd * 1e6:<5.3f} {rates[name]:>12,.0f}")
-    if TICKPAR in rates:
+    for mine in (TICKPAR, COMPILED):
+        if mine not in rates:
+            continue
+        label = "tickpar" if mine == TICKPAR else "tickpar compiled"
         simpy = [n for n in SIMPY if n in rates]
         if simpy:
             best = max(simpy, key=rates.__getitem__)
-            ratio = rates[TICKPAR] / rates[best]
+            ratio = rates[mine] / rates[best]
             verdict = "met" if ratio >= GOAL_VS_SIMPY else "not met"
-            lines.append(f"ratio tickpar/SimPy ({best}): {ratio:.3f}  (goal >= {GOAL_VS_SIMPY}: {verdict})")
+            lines.append(f"ratio {label}/SimPy ({best}): {ratio:.3f}  (goal >= {GOAL_VS_SIMPY}: {verdict})")
         if HEAPQ in rates:
-            ratio = rates[TICKPAR] / rates[HEAPQ]
+            ratio = rates[mine] / rates[HEAPQ]
             verdict = "met" if ratio >= GOAL_VS_HEAPQ else "not met"
-            lines.append(f"ratio tickpar/heapq ({HEAPQ}): {ratio:.3f}  (goal >= {GOAL_VS_HEAPQ}: {verdict})")
+            lines.append(f"ratio {label}/heapq ({HEAPQ}): {ratio:.3f}  (goal >= {GOAL_VS_HEAPQ}: {verdict})")
     return lines
 
 
 def show(path: str) -> None:
     suite = pyperf.BenchmarkSuite.load(path)
     print("\n".join(summary_lines({b.get_name(): b for b in suite.get_benchmarks()})))
+
+
+def _median_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The median and a distribution-free ~95% interval for it (order statistics of the binomial)."""
+    xs = sorted(values)
+    n = len(xs)
+    half = 0.98 * n**0.5  # 1.96 * sqrt(n) / 2
+    lo = max(0, int(n / 2 - half))
+    hi = min(n - 1, int(n / 2 + half))
+    mid = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    return mid, xs[lo], xs[hi]
+
+
+def interleaved(impls: Sequence[str], params: PholdParams, seed: int, rounds: int) -> list[str]:
+    """Run ``rounds`` rounds of every implementation (rotated order); the summary lines."""
+    rates: dict[str, list[float]] = {name: [] for name in impls}
+    events: dict[str, int] = {}
+    for r in range(rounds):
+        order = list(impls[r % len(impls) :]) + list(impls[: r % len(impls)])
+        for name in order:
+            out = IMPLEMENTATIONS[name](params, seed)
+            if events.setdefault(name, out.events) != out.events:
+                raise RuntimeError(f"{name}: {out.events} events, earlier {events[name]}")
+            rates[name].append(out.events / out.loop_s)
+    lines = [f"PHOLD {params.describe()} seed={seed}: {rounds} interleaved rounds, events/s median [95% interval]"]
+    for name in impls:
+        mid, lo, hi = _median_interval(rates[name])
+        lines.append(f"{name:<20} {mid:>12,.0f} [{lo:,.0f} .. {hi:,.0f}]")
+    pairs = [(a, b) for a in (TICKPAR, COMPILED) for b in (*SIMPY, HEAPQ) if a in rates and b in rates]
+    if TICKPAR in rates and COMPILED in rates:
+        pairs.append((COMPILED, TICKPAR))
+    for a, b in pairs:
+        mid, lo, hi = _median_interval([x / y for x, y in zip(rates[a], rates[b], strict=True)])
+        lines.append(f"ratio {a}/{b}: {mid:.3f} [{lo:.3f} .. {hi:.3f}] (per-round ratios)")
+    return lines
 
 
 def main() -> None:
@@ -208,6 +257,10 @@ def main() -> None:
     impls = selected_impls(args.impl)
     if not args.cold:
         quicken(impls, args.seed)
+    if args.interleave:
+        reference_runs(params, args.seed, impls)  # the same events everywhere, checked once
+        print("\n".join(interleaved(impls, params, args.seed, args.interleave)))
+        return
 
     if args.expected_events:
         events = decode_events(args.expected_events)

@@ -31,11 +31,16 @@ number of events per LP, which :func:`check_counts` verifies.
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from heapq import heappop, heappush
+from pathlib import Path
 from typing import Any
 
 import simpy
@@ -50,11 +55,13 @@ __all__ = [
     "Outcome",
     "PholdParams",
     "check_counts",
+    "compiled_tree",
     "lp_rngs",
     "simulate_heapq",
     "simulate_simpy_callbacks",
     "simulate_simpy_process",
     "simulate_tickpar",
+    "simulate_tickpar_compiled",
 ]
 
 DEFAULT_SEED = 1
@@ -129,6 +136,57 @@ def simulate_tickpar(params: PholdParams, seed: int = DEFAULT_SEED) -> Outcome:
     comps = result.record.components
     received = tuple(comps[f"lp{i}"]["count"] for i in range(params.lps))
     return Outcome(received, float(result.stats["loop_s"]))
+
+
+def compiled_tree() -> Path | None:
+    """A checkout whose kernel is compiled (``make test-compiled`` leaves one in build/compiled-tree), or None.
+
+    ``TICKPAR_COMPILED_TREE`` names another; the tree counts only if its ``tickpar/kernel`` holds an
+    extension module of this interpreter's ABI.
+    """
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    where = os.environ.get("TICKPAR_COMPILED_TREE")
+    tree = Path(where) if where else Path(__file__).resolve().parent.parent / "build" / "compiled-tree"
+    kernel = tree / "tickpar" / "kernel"
+    if any((kernel / f"eventq{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
+        return tree
+    return None
+
+
+_CHILD = """
+import json, sys
+import phold_baselines as pb
+from tickpar.kernel import kernel_build
+assert kernel_build() == "compiled", kernel_build()
+params, seed, warm = pb.PholdParams(**json.loads(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
+for _ in range(warm):
+    pb.simulate_tickpar(pb.PholdParams(lps=4, population=2, end_tick=200), seed)
+out = pb.simulate_tickpar(params, seed)
+print(json.dumps([out.received, out.loop_s]))
+"""
+
+
+def simulate_tickpar_compiled(params: PholdParams, seed: int = DEFAULT_SEED, warm: int = 10) -> Outcome:
+    """:func:`simulate_tickpar` with the compiled kernel, in a child process on :func:`compiled_tree`.
+
+    One interpreter cannot hold both builds of ``tickpar.kernel.eventq``, so each simulation runs in
+    a fresh child (its start-up, imports, ``warm`` code warm-up runs and the model build are untimed,
+    as here: only the child's ``loop_s`` counts); the child refuses to run on a pure kernel.
+    """
+    tree = compiled_tree()
+    if tree is None:
+        raise RuntimeError("no compiled kernel: run `make test-compiled` or set TICKPAR_COMPILED_TREE")
+    fields = {k: getattr(params, k) for k in ("lps", "population", "remote", "lookahead", "mean", "end_tick")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "bench")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(fields), str(seed), str(warm)],
+        capture_output=True, text=True, env=env, cwd=tree, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"compiled-kernel child failed: {done.stderr[-1500:]}")
+    received, loop_s = json.loads(done.stdout.strip().splitlines()[-1])
+    return Outcome(tuple(received), float(loop_s))
 
 
 # -- bare heapq -----------------------------------------------------------------------------
@@ -263,6 +321,8 @@ IMPLEMENTATIONS: dict[str, Callable[[PholdParams, int], Outcome]] = {
     "simpy_process": simulate_simpy_process,
     "heapq_bare": simulate_heapq,
 }
+if compiled_tree() is not None:  # a peer only where a compiled kernel was built (make test-compiled)
+    IMPLEMENTATIONS["tickpar_compiled"] = simulate_tickpar_compiled
 
 
 def check_counts(outcomes: dict[str, Outcome]) -> None:

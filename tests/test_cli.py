@@ -40,7 +40,8 @@ def test_list_json(capsys: pytest.CaptureFixture[str], plugin_env: pytest.Monkey
     code, out, _ = run_cli(capsys, "list", "--json")
     assert code == 0
     info = json.loads(out)
-    assert set(info) == {"strategies", "workloads", "broken"} and info["broken"] == {}
+    assert set(info) == {"strategies", "workloads", "broken", "kernel"} and info["broken"] == {}
+    assert info["kernel"] in ("pure", "compiled")
     assert info["strategies"]["sequential"]["options"]["checks"]["type"] == "bool"
     lps = info["workloads"]["phold"]["params"]["lps"]
     assert lps["type"] == "int" and (lps["min"], lps["max"]) == (1, 256) and isinstance(lps["default"], int)

@@ -17,6 +17,7 @@ from typing import Any
 
 from tickpar.cellargs import add_cell_options, add_spec_options
 from tickpar.cellargs import cell_from_args as _cell_from_args
+from tickpar.kernel import kernel_build
 from tickpar.kernel.params import ParamError, parse_assignments
 from tickpar.plugins import BASELINE
 from tickpar.plugins.registry import PluginError, get_registry
@@ -96,9 +97,12 @@ def _traits(info: dict[str, Any]) -> None:
 def cmd_list(args: argparse.Namespace) -> int:
     info = get_registry().describe()
     _traits(info)
+    info["kernel"] = kernel_build()
     if args.json:
         print(json.dumps(info, indent=2))
         return EXIT_OK
+    print(f"kernel: {info['kernel']} (the event queue's build: TICKPAR_COMPILED=1 pip install . compiles it)")
+    print()
     for kind, key in (("strategies", "options"), ("workloads", "params")):
         print(f"{kind}:")
         for name, entry in info[kind].items():

@@ -36,6 +36,7 @@ from tickpar import native
 from tickpar.host.envinfo import environment, versions
 from tickpar.host.paths import publish
 from tickpar.host.procgroup import kill_group
+from tickpar.kernel import kernel_build
 from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
 from tickpar.kernel.params import ParamError, resolve
 from tickpar.kernel.work import WORK_MODES, calibrate, make_work
@@ -259,6 +260,8 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
     return {
         "format": RECORD_FORMAT,
         "engine": cell.engine,
+        # Which build of the kernel ran this process's Python engine: "compiled" (mypyc) or "pure".
+        "kernel": kernel_build(),
         "workload": spec.workload,
         "params": spec.params,
         "strategy": cell.strategy,

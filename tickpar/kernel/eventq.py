@@ -56,7 +56,8 @@ live exactly when the two agree (or the entry is one of the event's
 double-schedule duplicates) and an event is scheduled exactly when
 ``event._tie is not None``.  Deschedule and reschedule only forget the old
 entry; serving skips such stale entries.  Nothing outside this module reads
-those fields: engines use the primitives below (:data:`Entry` and
+those fields: the model sends messages through :meth:`EventQueue.post` (stamp and
+schedule in one call, the plain case inlined), and engines use the primitives below (:data:`Entry` and
 :func:`entry_live`, :meth:`EventQueue.head`, :meth:`EventQueue.pop_bin`,
 :meth:`EventQueue.put_back`, :meth:`EventQueue.serve_bin`,
 :meth:`EventQueue.serve_until`, :meth:`EventQueue.commit`, and
@@ -64,18 +65,28 @@ those fields: engines use the primitives below (:data:`Entry` and
 :func:`op_key` and :func:`op_live`; :class:`JournalQueue`'s journal, undo and
 repair for engines that roll back).  ``debug_invariants=True`` runs
 :meth:`EventQueue.check_invariants` after every commit.
+
+This module is also compiled with mypyc in the optional compiled build (setup.py,
+``TICKPAR_COMPILED=1``), from this same source.  What that asks of it: exception classes
+stay non-native, the ``threading.local`` subclass lives in :mod:`tickpar.kernel._interpreted`,
+:data:`Op` is typed ``Any`` (ops are known by identity, which a typed tuple would lose),
+events hash by identity explicitly, and a call that must hand a subclass the caller's own
+objects goes through ``_untyped``.  ``tests/test_kernel_build.py`` fails on each of those
+differences; ``make test-compiled`` runs the suite on the compiled build.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from heapq import heapify, heappop, heappush
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
+from mypy_extensions import mypyc_attr
+
+from tickpar.kernel._interpreted import DeferTarget
 from tickpar.kernel.eventkeys import PRIO_BITS, PRIO_OFFSET, UNSOURCED_BASE, canonical_source, key_when
 
 __all__ = [
@@ -134,6 +145,7 @@ class Priority(IntEnum):
     """Highest value: runs after everything else at its tick."""
 
 
+@mypyc_attr(native_class=False)  # the compiled build: exceptions stay ordinary Python classes
 class SchedulingError(RuntimeError):
     """A gem5 event-queue assertion failed (``when >= curTick``, (not) scheduled).
 
@@ -152,6 +164,7 @@ class SchedulingError(RuntimeError):
         super().__init__(_describe(op, event, when, cur_tick, reason))
 
 
+@mypyc_attr(native_class=False)
 class EventNotFound(RuntimeError):
     """gem5's ``panic("event not found!")`` in ``EventQueue::remove``: never compiled out.
 
@@ -197,9 +210,13 @@ _instance_counter = itertools.count(1)
 # Insertion numbers are process-wide, not per queue: an event descheduled on one queue and
 # scheduled on another must never get a tie its stale entry in the first heap still carries.
 # Within one queue they still increase with every insertion, which is all LIFO order needs.
-_next_insertion = itertools.count(1).__next__
+_insertions = itertools.count(1)
+_next_insertion = _insertions.__next__
+# The hot paths call ``next(_insertions)``: CPython 3.11 specialises a call of the builtin ``next``, not one
+# of the bound ``__next__`` method-wrapper (measured: ~90 instructions less per insertion).
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # model events subclass it in interpreted code
 class Event:
     """A gem5 ``Event``: a tick, a priority, a name, and ``process()``.
 
@@ -222,6 +239,7 @@ class Event:
         "_name",
         "_pkey",
         "_priority",
+        "_special",
         "_squashed",
         "_stale",
         "_tie",
@@ -239,6 +257,11 @@ class Event:
         stop in a ``TypeError`` that hides it.  The order of the two is arbitrary, as racing is.
         """
         return id(self) < id(other)
+
+    def __hash__(self) -> int:
+        # Identity hashing, as object's: spelled out because the compiled build (mypyc) makes a class
+        # that defines a comparison unhashable, and events live in sets and dict keys.
+        return object.__hash__(self)
 
     def __init__(
         self,
@@ -266,6 +289,9 @@ class Event:
         self._squashed = False
         self._is_exit = is_exit
         self._managed = managed
+        #: ``is_exit or managed`` (both fixed at construction): the serving loops test this one flag
+        #: after ``process()`` instead of two, since almost no event is either.
+        self._special = is_exit or managed
         #: Canonical-order source key (``source_id << 40 | source_seq``), stamped
         #: by the scheduler of the event before each insertion; ``None`` means
         #: "no source" (such events are FIFO among themselves, before sourced ones).
@@ -320,6 +346,12 @@ class Event:
         return f"<Event {self._name} when={self._when} prio={self._priority} {state}>"
 
 
+def _untyped(method: Any) -> Any:
+    """``method`` as an untyped callable: in the compiled build, a call through it passes its arguments as
+    they are (a native call of ``schedule(event, when: int)`` would make ``when`` a plain ``int`` copy)."""
+    return method
+
+
 def _is_live(event: Event, tie: Any) -> bool:
     """True when the entry (or pending op) ``tie`` of ``event`` is still one the queue will serve."""
     if _same(event._tie, tie):
@@ -359,7 +391,10 @@ def entry_live(entry: Entry) -> bool:
     return event._tie == entry[1] or (event._dups is not None and _is_live(event, entry[1]))
 
 
-Op: TypeAlias = "tuple[Event, int, int | None]"
+# Typed ``Any``, not ``tuple[Event, int, int | None]``: an op is known by identity (``event._tie is op``),
+# and mypyc would unbox a typed tuple into a C struct and box a *new* tuple object at every use, so the
+# compiled kernel's identity test would fail silently (tests/test_kernel_build.py holds it).
+Op: TypeAlias = Any
 """One heap insertion deferred during a batch: a plain ``(event, when, source)`` tuple.
 
 The op object itself marks its event as scheduled by it (``event._tie is op``)
@@ -379,6 +414,7 @@ def op_live(op: Op) -> bool:
     return _is_live(op[0], op)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class EventQueue:
     """One gem5 ``EventQueue``: its own ``cur_tick`` and a (when, priority)-ordered queue.
 
@@ -393,6 +429,7 @@ class EventQueue:
     __slots__ = (
         "_canonical",
         "_heap",
+        "_post_fast",
         "_size",
         "checks",
         "cur_tick",
@@ -404,7 +441,7 @@ class EventQueue:
 
     #: The slot descriptor that stores ``cur_tick``, for subclasses that turn reads of
     #: ``cur_tick`` into a property (split's interleave executor) and still need the value.
-    tick_slot: Any
+    tick_slot: ClassVar[Any]
 
     def __init__(
         self, name: str = "main", order: str = "gem5", checks: bool = True, debug_invariants: bool = False
@@ -420,6 +457,9 @@ class EventQueue:
         self._heap: list[tuple[int, Any, Event]] = []
         self._size = 0
         self._canonical = order == "canonical"
+        #: Whether :meth:`post` may insert by itself: gem5 order, and ``schedule`` is this class's own (a
+        #: subclass that overrides ``schedule`` to count, journal, stamp or defer gets its ``schedule`` called).
+        self._post_fast = not self._canonical and type(self).schedule is EventQueue.schedule
 
     # -- assertions ------------------------------------------------------------------
     def _fail(self, op: str, event: Event, when: int, reason: str) -> None:
@@ -461,7 +501,7 @@ class EventQueue:
         if old is not None:
             self._fail("schedule", event, when, "already-scheduled")
         # Inline of _next_tie: this is the hottest call after service_one.
-        seq = _next_insertion()
+        seq = next(_insertions)
         if self._canonical:
             tie = event.source
             if tie is None:
@@ -475,7 +515,33 @@ class EventQueue:
         self._size += 1
         event._when = when
         event._tie = tie
-        heappush(self._heap, ((when << PRIO_BITS) + event._pkey, tie, event))
+        heappush(self._heap, (when * 256 + event._pkey, tie, event))  # see post()
+
+    def post(self, event: Event, when: Any, source: int | None) -> None:
+        """Stamp ``event.source = source``, then ``schedule(event, when)``: one call for a message send.
+
+        The primitive :meth:`tickpar.kernel.model.Link.send` delivers through: the same
+        semantics as those two steps in every case (gem5's assertions, violations with
+        ``checks=False``, canonical source keys, the insertion number it uses up), and a
+        subclass that overrides ``schedule`` (journaling, deferring, stamping, counting)
+        gets its ``schedule`` called.  What it saves is only work: in the plain case (gem5
+        order, this class's ``schedule``, ``when >= cur_tick``, the event not scheduled,
+        as a recycled one-shot message never is) it inserts without a second call and
+        without the branches for double schedules.  (``when`` is typed ``Any`` so that the
+        compiled build hands a subclass's ``schedule`` the very object it got, an ``int``
+        subclass such as the recorder's marked ticks included, not a plain ``int`` copy.)
+        """
+        event.source = source
+        if self._post_fast and event._tie is None and when >= self.cur_tick:
+            # schedule()'s plain path, inlined: one Python call less per message.  ``when * 256`` is
+            # ``when << PRIO_BITS`` (asserted below the class) as an operation 3.11 specialises for ints.
+            tie = -next(_insertions)
+            self._size += 1
+            event._when = when
+            event._tie = tie
+            heappush(self._heap, (when * 256 + event._pkey, tie, event))
+        else:
+            _untyped(self.schedule)(event, when)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         """gem5 ``reschedule``: move ``event`` to ``when``; with ``always`` it may be unscheduled."""
@@ -556,13 +622,16 @@ class EventQueue:
             self._size -= 1
             if event._squashed:
                 event._squashed = False
+                if event._managed and event._tie is None:
+                    event.release()
             else:
                 self.cur_tick = event._when
                 event.process()
-                if event._is_exit:
-                    return event
-            if event._managed and event._tie is None:
-                event.release()
+                if event._special:  # is_exit or managed: one test on the common path instead of two
+                    if event._is_exit:
+                        return event
+                    if event._tie is None:
+                        event.release()
         return None
 
     def _serve_duplicate(self, key: int, tie: Any, event: Event) -> Event | None:
@@ -849,9 +918,12 @@ class EventQueue:
         return f"<EventQueue {self.name} cur_tick={self.cur_tick} size={self._size} order={self.order}>"
 
 
-EventQueue.tick_slot = EventQueue.__dict__["cur_tick"]
+EventQueue.tick_slot = vars(EventQueue)["cur_tick"]
+# schedule() and post() pack keys as ``when * 256 + pkey`` (a specialised multiply): the layout must match.
+assert 256 == 1 << PRIO_BITS
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Deferred:
     """One worker's share of a batch in :class:`BatchQueue`'s deferred mode.
 
@@ -898,10 +970,7 @@ class Deferred:
             self._hook(event, op)
 
 
-class _DeferTarget(threading.local):
-    sink: Deferred | None = None
-
-
+@mypyc_attr(allow_interpreted_subclasses=True)
 class BatchQueue(EventQueue):
     """An :class:`EventQueue` whose schedule/reschedule/deschedule can be deferred, per thread.
 
@@ -916,13 +985,17 @@ class BatchQueue(EventQueue):
     handler may reschedule or deschedule them.
     """
 
-    __slots__ = ("_target",)
+    __slots__ = ("_defer_fast", "_target")
 
     def __init__(
         self, name: str = "main", order: str = "gem5", checks: bool = True, debug_invariants: bool = False
     ) -> None:
         super().__init__(name, order=order, checks=checks, debug_invariants=debug_invariants)
-        self._target = _DeferTarget()
+        self._target = DeferTarget()
+        # post()'s fast paths, as in EventQueue: only where schedule is this class's own.
+        own = type(self).schedule is BatchQueue.schedule
+        self._post_fast = own and not self._canonical
+        self._defer_fast = own
 
     def defer_to(self, sink: Deferred | None) -> None:
         """Defer the calling thread's operations into ``sink`` (``None``: back to the plain queue)."""
@@ -938,7 +1011,7 @@ class BatchQueue(EventQueue):
         d.violations.append((len(d.execs) - 1, Violation(op, event._name, when, self.cur_tick, reason)))
 
     def _deferred_insert(self, d: Deferred, event: Event, when: int) -> None:
-        op = (event, when, event.source)
+        op: Op = (event, when, event.source)
         event._tie = op
         d.ops.append(op)
         if d.watch and (event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key):
@@ -961,11 +1034,46 @@ class BatchQueue(EventQueue):
         d.size_delta += 1
         event._when = when
         # _deferred_insert, inlined: one call less per message a batch sends.
-        op = (event, when, event.source)
+        op: Op = (event, when, event.source)
         event._tie = op
         d.ops.append(op)
         if d.watch and (event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key):
             d.on_op(event, op)
+
+    def post(self, event: Event, when: Any, source: int | None) -> None:
+        """:meth:`EventQueue.post`, deferred or not: ``event.source = source`` then :meth:`schedule`.
+
+        Both of :meth:`schedule`'s paths inlined for the plain case (see
+        :meth:`EventQueue.post`): a batch engine's messages go through here.
+        """
+        event.source = source
+        d = self._target.sink
+        if d is None:
+            if self._post_fast and event._tie is None and when >= self.cur_tick:
+                tie = -next(_insertions)
+                self._size += 1
+                event._when = when
+                event._tie = tie
+                heappush(self._heap, (when * 256 + event._pkey, tie, event))
+            else:
+                _untyped(self.schedule)(event, when)
+            return
+        if (
+            self._defer_fast
+            and event._tie is None
+            and when >= self.cur_tick
+            and (not self._canonical or (event._stale is None and event._dups is None))
+        ):
+            # The deferred schedule() with every assertion passing and no reused canonical key to refuse.
+            d.size_delta += 1
+            event._when = when
+            op: Op = (event, when, source)
+            event._tie = op
+            d.ops.append(op)
+            if d.watch and (event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key):
+                d.on_op(event, op)
+        else:
+            _untyped(self.schedule)(event, when)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         d = self._target.sink
@@ -1065,6 +1173,7 @@ schedule, reschedule, deschedule and served event.
 """
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class JournalQueue(EventQueue):
     """An :class:`EventQueue` that can take back what it did: the primitive of engines that roll back (Time Warp).
 
