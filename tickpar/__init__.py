@@ -22,7 +22,15 @@ importing an old name fails with one line that names the new one.
 from __future__ import annotations
 
 import importlib.abc
+import os
 import sys
+
+# numpy's OpenBLAS starts a thread per core that spins for a while after start-up, beside a timed
+# cell's own threads: measured here, the first 1-3 values of every pyperf worker of a native phold
+# cell at 10 us per event took 8-12 ms instead of 5 (one core shared with the spinning thread).  No
+# cell needs a threaded BLAS, so tickpar asks for one BLAS thread before anything imports numpy
+# (a value the user set wins).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __version__ = "0.2.0"
 
