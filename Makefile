@@ -9,12 +9,21 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The checkout is installed editable and pure Python (TICKPAR_PURE=1, whatever TICKPAR_COMPILED says), so that edits to the kernel take
 # effect; `make test-compiled` builds and tests the compiled kernel (setup.py) in a copy of its own.
+# `make report` needs tickpar, its dependencies and the native engine ($(STAMP)); the test targets add the
+# [test] extra on top ($(TEST_STAMP): pytest, ruff, import-linter, mypy, ...), which the sweep does not use
+# (it would add its install time to the default sweep's 10-minute budget).
+TEST_STAMP := $(VENV)/.installed-test
+
 $(STAMP): pyproject.toml setup.py native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[test]"
+	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python -m pip install --quiet ./native
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(TEST_STAMP)
 
 # The native engine alone (C++17, scikit-build-core + nanobind from PyPI): `make native`.
 native: $(STAMP)
@@ -33,7 +42,7 @@ report: $(STAMP)
 # `make test-slow`: the slow ones (whole pipelines, wheel builds, many seeds); .ci/run runs both.
 PYTEST_WORKERS ?= $(CORES)
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	TICKPAR_EXPECT_KERNEL=pure $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
@@ -44,7 +53,7 @@ test: $(STAMP)
 # silently fell back to pure Python fails (tests/test_kernel_build.py). The checkout itself is not touched.
 COMPILED_TREE := build/compiled-tree
 
-test-compiled: $(STAMP)
+test-compiled: $(TEST_STAMP)
 	rm -rf $(COMPILED_TREE) && mkdir -p $(COMPILED_TREE)
 	git ls-files -z --cached --others --exclude-standard \
 		| tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(COMPILED_TREE)
@@ -52,7 +61,7 @@ test-compiled: $(STAMP)
 	cd $(COMPILED_TREE) && PYTHONPATH=$(abspath $(COMPILED_TREE)) TICKPAR_EXPECT_KERNEL=compiled \
 		$(abspath $(BIN))/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow" -p no:cacheprovider
 
-test-slow: $(STAMP)
+test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow
 
 # `make freethreaded`: a free-threaded CPython (python3.14t/3.13t on PATH, else CPython 3.13 built with
@@ -87,10 +96,10 @@ test-ft: $(FT_TEST_STAMP)
 
 # `make test-slurm`: a one-node SLURM on localhost (slurm-wlm and munge installed when missing, as root), the
 # sweep config/test-slurm.yaml through config/profiles/slurm and its checks; outputs in results-slurm/.
-test-slurm: $(STAMP)
+test-slurm: $(TEST_STAMP)
 	tests/slurm/run.sh
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
