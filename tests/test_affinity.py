@@ -28,6 +28,12 @@ def test_pinning_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> Non
     assert worker_cpus(2) is None
 
 
+def test_a_bad_pinning_switch_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PIN_ENV, "yes")
+    with pytest.raises(ValueError, match=r"TICKPAR_PIN_THREADS='yes' is not allowed: use 1"):
+        worker_cpus(2)
+
+
 def test_pinned_moves_the_calling_thread_only_and_restores_it() -> None:
     mask = os.sched_getaffinity(0)
     cpu = sorted(mask)[-1]

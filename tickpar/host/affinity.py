@@ -18,10 +18,18 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["PIN_ENV", "pinned", "worker_cpus"]
+__all__ = ["PIN_ENV", "pinned", "pinning_requested", "worker_cpus"]
 
 #: Set to ``1`` to pin the Python thread strategies' workers (the native engine always pins).
 PIN_ENV = "TICKPAR_PIN_THREADS"
+
+
+def pinning_requested() -> bool:
+    """Whether :data:`PIN_ENV` asks for pinned Python workers; a value other than 0 or 1 is a ValueError."""
+    value = os.environ.get(PIN_ENV, "0").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(f"{PIN_ENV}={value!r} is not allowed: use 1 (pin worker threads) or 0 (do not)")
+    return value == "1"
 
 
 def worker_cpus(workers: int) -> list[int] | None:
@@ -30,7 +38,7 @@ def worker_cpus(workers: int) -> list[int] | None:
     None for fewer than 2 workers, unless pinning is switched on (:data:`PIN_ENV` ``=1``), where the
     platform cannot pin threads, or where the process may use fewer CPUs than ``workers``.
     """
-    if workers < 2 or os.environ.get(PIN_ENV, "0") != "1" or not hasattr(os, "sched_setaffinity"):
+    if workers < 2 or not pinning_requested() or not hasattr(os, "sched_setaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
     return allowed[:workers] if len(allowed) >= workers else None

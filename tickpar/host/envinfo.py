@@ -12,7 +12,7 @@ import sys
 import sysconfig
 from typing import Any
 
-from tickpar.host.affinity import PIN_ENV
+from tickpar.host.affinity import pinning_requested
 from tickpar.host.paths import REPO_ROOT
 
 __all__ = ["environment", "gil_enabled", "git_sha", "versions"]
@@ -84,7 +84,7 @@ def environment() -> dict[str, Any]:
         **_static_environment(),
         "gil_enabled": gil_enabled(),
         # Python thread strategies' workers pinned to cores of their own (opt-in: tickpar.host.affinity)
-        "thread_pinning": os.environ.get(PIN_ENV, "0") == "1",
+        "thread_pinning": pinning_requested(),
         "slurm_job_id": slurm,
     }
 
