@@ -163,6 +163,14 @@ def test_default_sweep_is_an_experiment() -> None:
         assert {c.workers for c in sweep.timed if c.workload == workload} >= {2}
 
 
+def test_shape_engines_keep_a_declared_shape_to_its_engines() -> None:
+    """workloads.X.shape_engines: the default sweep's lookahead-starved phold shape runs on Python only,
+    while the native engine keeps its cells on the other shapes."""
+    sweep = load_sweep(yaml.safe_load(DEFAULT_CONFIG.read_text()), "default")
+    assert {c.engine for c in sweep.cells if c.shape == "starved"} == {"python"}
+    assert "native" in {c.engine for c in sweep.cells if c.workload == "phold" and c.shape == "wide"}
+
+
 def test_sweep_workers_thin_the_derived_shapes(doubles: Path) -> None:
     """sweep.workers: on derived shapes only those worker counts are timed, the baseline always stays;
     correctness-only cells never repeat on derived shapes."""
@@ -232,6 +240,11 @@ BAD_CONFIGS = [
         "workloads.phold.shapes.tiny.lps: 0 is less than the minimum of 1",
     ),
     ("bad seed", lambda c: c.update({"seeds": [-1]}), "seeds[0]: -1 is less than the minimum of 0"),
+    (
+        "shape_engines of no shape",
+        lambda c: c["workloads"]["phold"].update({"shape_engines": {"nope": ["python"]}}),
+        "workloads.phold.shape_engines.nope: not a declared shape of phold",
+    ),
     ("bad work mode", lambda c: c.update({"work": ["warp"]}), "work[0]: 'warp' is not one of"),
     (
         "cross-parameter check",
@@ -239,6 +252,11 @@ BAD_CONFIGS = [
         "workloads.phold.shapes.tiny: workload phold parameter remote=0.5 needs lps >= 2",
     ),
     ("too few values", lambda c: c["timing"].update({"processes": 1, "values": 2}), "at least 5 values"),
+    (
+        "too few long-cell values",
+        lambda c: c["timing"].update({"long_cell_s": 0.5, "long_values": 1}),
+        "at least 4 values",
+    ),
     (
         "sweep base",
         lambda c: c["workloads"]["phold"]["sweep"].update({"base": "nope"}),

@@ -14,7 +14,15 @@ import pytest
 
 import tickpar.plugins.registry
 from tickpar.cli import main as cli_main
-from tickpar.perf.timing import TIMING_FORMAT, TimingJob, cpu_availability, measure, measure_cells, summarize
+from tickpar.perf.timing import (
+    TIMING_FORMAT,
+    TimingJob,
+    cpu_availability,
+    measure,
+    measure_cells,
+    summarize,
+    values_for,
+)
 from tickpar.runner import resolve_cell
 
 TINY = {"lps": 4, "population": 2, "end_tick": 300}
@@ -88,8 +96,9 @@ def test_measure_writes_record_and_pyperf_json(tmp_path: Path) -> None:
     (all rounds appended) that pyperf itself reads; rerunning overwrites."""
     out = tmp_path / "t.json"
     for _ in range(2):  # the second run must not trip over pyperf's refusal to overwrite its output
-        rec = measure(_cell(), [*TINY_ARGS, "--work", "none"], out, processes=2, values=3, warmups=1, timeout=120,
-                      retimes=0)  # a busy test machine would re-time rounds: no extra rounds here
+        rec = measure(
+            _cell(), [*TINY_ARGS, "--work", "none"], out, processes=2, values=3, warmups=1, timeout=120, retimes=0
+        )  # a busy test machine would re-time rounds: no extra rounds here
         assert rec["status"] == "ok", rec["reason"]
     data = json.loads(out.read_text())
     assert data["format"] == TIMING_FORMAT
@@ -212,6 +221,27 @@ def test_retimes_are_capped_per_cell(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert rec["retime_reasons"] == ["round 0: CPU available 0.30 before it and CPU available 0.30 after it (< 0.90)"]
     with pytest.raises(ValueError, match="retimes"):
         measure(_cell(), TINY_ARGS, tmp_path / "u.json", retimes=-1)
+
+
+def test_a_long_cell_gets_fewer_values(tmp_path: Path) -> None:
+    """timing.long_cell_s: a cell whose correctness run took at least that long is timed with long_values
+    values per round; the others keep values; a record without wall_s changes nothing."""
+    jobs = []
+    for seed, wall in ((1, 0.8), (2, 0.01), (3, None)):
+        check = tmp_path / f"check{seed}.json"
+        check.write_text(
+            json.dumps({"verdict": {"kind": "exact"}, "failure": None, **({"wall_s": wall} if wall else {})})
+        )
+        cell = resolve_cell("phold", TINY, "sequential", {}, 1, seed, "gem5", "none")
+        jobs.append(TimingJob(cell, [*TINY_ARGS, "--seed", str(seed)], tmp_path / f"s{seed}.json", check=str(check)))
+    records = measure_cells(jobs, rounds=2, values=3, warmups=0, timeout=120, retimes=0, long_cell_s=0.5, long_values=1)
+    assert [r["status"] for r in records] == ["ok", "ok", "ok"]
+    assert [r["values_per_process"] for r in records] == [1, 3, 3]
+    assert [len(r["values"]) for r in records] == [2, 6, 6]
+    assert values_for(jobs[0], 3, 0.0, 1) == 3  # long_cell_s 0: off
+    assert values_for(jobs[0], 3, 0.5, 5) == 3  # never more values than the others get
+    with pytest.raises(ValueError, match="must be >= 1"):
+        measure_cells(jobs, values=3, long_values=0)
 
 
 def test_cpu_availability_probe() -> None:

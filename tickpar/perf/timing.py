@@ -341,6 +341,32 @@ def _tail(text: str, lines: int = 3) -> str:
     return " | ".join(rows[-lines:])
 
 
+def check_wall_s(path: str | Path | None) -> float | None:
+    """The wall time of a correctness record's run (``wall_s``), or None where there is none to read."""
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    wall = data.get("wall_s") if isinstance(data, dict) else None
+    return float(wall) if isinstance(wall, int | float) and wall >= 0 else None
+
+
+def values_for(job: TimingJob, values: int, long_cell_s: float, long_values: int) -> int:
+    """Timed values per round for ``job``: ``long_values`` where its correctness run took ``long_cell_s`` or more.
+
+    A value is one whole simulation: the longer it runs, the less it varies (a 4 ms scheduler tick
+    or a cache refill is a smaller share of it), so a long cell needs fewer of them for the same
+    interval, and its values are most of a timing job's clock. ``long_cell_s`` <= 0: every cell gets
+    ``values``. Without a readable correctness record the cell gets ``values``.
+    """
+    if long_cell_s <= 0 or long_values >= values:
+        return values
+    wall = check_wall_s(job.check)
+    return long_values if wall is not None and wall >= long_cell_s else values
+
+
 def _unfinished(path: str | Path | None) -> str | None:
     """The verdict of a correctness record whose run did not finish (crash, timeout, deadlock, or a
     raised causality error: ``failure`` is set), else None: timing such a cell would only repeat it."""
@@ -642,6 +668,8 @@ def measure_cells(
     work_rate: float | None = None,
     retimes: int = RETIMES,
     retime_wait_s: float = RETIME_WAIT_S,
+    long_cell_s: float = 0.0,
+    long_values: int = 2,
     log: Any = None,
 ) -> list[dict[str, Any]]:
     """Time ``jobs`` in ``rounds`` interleaved rounds; write every job's record (never raises on a cell's failure).
@@ -652,17 +680,20 @@ def measure_cells(
     calibration here, after a CPU-availability probe has brought the cores up to speed).
     A contended round is timed again at once, after ``retime_wait_s`` seconds and a fresh
     probe, up to ``retimes`` times per cell (:func:`_retime_while_contended`).
+    A cell whose correctness run took ``long_cell_s`` or more gets ``long_values`` values per
+    round instead of ``values`` (:func:`values_for`; its record's ``values_per_process``).
     """
-    if rounds < 1 or values < 1 or warmups < 0:
-        raise ValueError("--processes and --values must be >= 1, --warmups >= 0")
+    if rounds < 1 or values < 1 or warmups < 0 or long_values < 1:
+        raise ValueError("--processes, --values and the long cells' values must be >= 1, --warmups >= 0")
     if retimes < 0 or retime_wait_s < 0:
         raise ValueError("--retimes and the wait before a re-time must be >= 0")
     # pyperf gives its workers a clean environment; the thread-pinning switch must reach them too
     inherit = [name for name in (*inherit_environ, PIN_ENV) if name in os.environ]
     inherit = list(dict.fromkeys(inherit))
     started = time.perf_counter()
+    per_job = {id(job): values_for(job, values, long_cell_s, long_values) for job in jobs}
     for job in jobs:
-        job.record = _new_record(job, rounds, values, warmups)
+        job.record = _new_record(job, rounds, per_job[id(job)], warmups)
         job.record["retimes"] = retimes
         verdict = _unfinished(job.check)
         if verdict is not None:
@@ -689,8 +720,9 @@ def measure_cells(
                     continue
                 try:
                     settings = dict(
-                        values=values, warmups=warmups, timeout=timeout, inherit=inherit, extra_args=extra_args,
-                        min_cpu_available=min_cpu_available, log=log, rate=rates[_rate_key(job)],
+                        values=per_job[id(job)], warmups=warmups, timeout=timeout, inherit=inherit,
+                        extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
+                        rate=rates[_rate_key(job)],
                     )  # fmt: skip
                     probe = _time_round(job, index, round_no, tmp, before=probe, **settings)
                     probe = _retime_while_contended(
@@ -776,7 +808,6 @@ def write_fallback(out: str | Path, kind: str, reason: str, what: str) -> dict[s
     record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_json_atomic(out, record)
     return record
-
 
 
 def _crash_record(job: TimingJob, reason: str) -> dict[str, Any]:
@@ -912,6 +943,8 @@ def _measure_logged(jobs: Sequence[TimingJob], settings: dict[str, Any], log: An
         min_cpu_available=settings["min_cpu_available"],
         retimes=settings.get("retimes", RETIMES),
         retime_wait_s=settings.get("retime_wait_s", RETIME_WAIT_S),
+        long_cell_s=settings.get("long_cell_s", 0.0),
+        long_values=settings.get("long_values", 2),
         log=log,
     )
 

@@ -167,6 +167,18 @@ def config_schema(describe: dict[str, Any] | None = None, base: Path | str = SCH
                     "propertyNames": {"$ref": "#/$defs/name"},
                     "additionalProperties": _table_schema(params, f"workload {name} parameter"),
                 },
+                "shape_engines": {
+                    "type": "object",
+                    "description": "declared shape name -> the engines that run it (default: every engine), e.g. "
+                    "[python] for a shape at a work_us far above the native engine's sweep",
+                    "propertyNames": {"$ref": "#/$defs/name"},
+                    "additionalProperties": {
+                        "type": "array",
+                        "items": {"$ref": "#/$defs/engine"},
+                        "minItems": 1,
+                        "uniqueItems": True,
+                    },
+                },
                 "check_shapes": {
                     "type": "object",
                     "description": "shapes that are only checked for correctness, never timed",
@@ -610,6 +622,11 @@ def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
     One derived shape made by two sweeps (e.g. work_us 10 in a Python and in a native sweep) is one
     shape, run by the union of their engines at the union of their workers."""
     shapes = [_Shape(shape, shape, dict(params or {}), True) for shape, params in entry["shapes"].items()]
+    for shape, engines in (entry.get("shape_engines") or {}).items():
+        if shape not in entry["shapes"]:
+            allowed = ", ".join(entry["shapes"])
+            raise SweepError(f"workloads.{name}.shape_engines.{shape}: not a declared shape of {name} ({allowed})")
+        next(s for s in shapes if s.name == shape).engines = set(engines)
     sweeps = sweeps_of(entry)
     where = "sweep" if not isinstance(entry.get("sweep"), list) else None
     declared = {s.name for s in shapes} | set(entry.get("check_shapes") or {})
@@ -666,6 +683,9 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
     if timing_on and timing.get("processes", 2) * timing.get("values", 3) < 5:
         n = timing.get("processes", 2) * timing.get("values", 3)
         raise SweepError(f"timing: processes x values = {n}: pyperf needs at least 5 values per cell")
+    if timing_on and timing.get("long_cell_s", 0) > 0 and timing.get("processes", 2) * timing.get("long_values", 2) < 4:
+        n = timing.get("processes", 2) * timing.get("long_values", 2)
+        raise SweepError(f"timing: processes x long_values = {n}: a long cell needs at least 4 values (an interval)")
     strategies = config["strategies"]
     if timing_on and BASELINE not in strategies:
         raise SweepError(f"strategies: {BASELINE!r} is required (the baseline of every speedup)")
@@ -802,7 +822,11 @@ def expand(config: dict[str, Any], source: str = "config", registry: Registry | 
                 works = list(config.get("work", ["gil-release"]))
                 for order, engine in itertools.product(orders, engs):
                     if shp.engines is not None and engine not in shp.engines:
-                        why = "on sweep-derived shapes of another engine (sweep.engines)"
+                        why = (
+                            "on sweep-derived shapes of another engine (sweep.engines)"
+                            if derived
+                            else "on shapes of another engine (shape_engines)"
+                        )
                         skipped[why] = skipped.get(why, 0) + 1
                         continue
                     for work, interp in itertools.product(works, interps):
