@@ -30,12 +30,19 @@ Ownership: components are partitioned into ``workers`` LPs by
 components joined by a zero-latency link or a direct call, maximises the
 lookahead and then minimises cut edges within a balance cap; ``roundrobin``
 and ``linear`` ignore the graph).  What ``auto`` balances is
-``partition_weights``: ``events`` (default) weighs each component by the events
-it processed in a work-free sequential run of the same spec
+``partition_weights``: ``events`` weighs each component by the events it
+processed in a work-free sequential run of the same spec
 (:func:`tickpar.pdes.plan.component_event_counts`; a pure function of the
-spec, so processes, ranks and the native engine agree), ``count`` weighs every
-component 1 (the old partition, kept for comparison; on multicore it left the
-busiest LP two thirds of the events).  Each LP has its own
+spec, so processes, ranks and the native engine agree); ``windows`` (default)
+weighs them so too, then refines the partition (whole groups only, the
+lookahead kept) to minimise what a window sync waits for, the sum over
+windows of the busiest LP's events in each (the same profiled run's events
+per component per window of the model's smallest link latency,
+:func:`tickpar.pdes.plan.component_window_counts`): balanced totals still
+left one LP idle in some windows and the other in the rest (multicore
+``wide``, 2 LPs: 12% of the loop); ``count`` weighs every component 1 (the
+old partition, kept for comparison; on multicore it left the busiest LP two
+thirds of the events).  Each LP has its own
 :class:`~tickpar.kernel.eventq.EventQueue` and runs only its own components, so no
 component is ever entered by two workers (each component's events, and the
 messages to it, are inserted and run by its own LP's thread); links that cross
@@ -99,6 +106,7 @@ from tickpar.pdes.plan import (
     cut_links_below,
     make_plan,
     partition_weights,
+    partition_window_loads,
 )
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
@@ -123,6 +131,7 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
         stall_s=options["stall_s"],
         weights=partition_weights(spec, weighted_by),
         weighted_by=weighted_by,
+        window_loads=partition_window_loads(spec, weighted_by),
     )
 
 

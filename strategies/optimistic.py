@@ -26,7 +26,7 @@ of conservative sync starve.
 Ownership: components are partitioned into ``workers`` LPs by
 :func:`tickpar.pdes.partition.partition` (``partition=auto`` never separates
 components joined by a zero-latency link or a direct call; it balances
-``partition_weights``, events per component by default, as ``conservative`` does); each LP runs and
+``partition_weights``, events per component and window by default, as ``conservative`` does); each LP runs and
 rolls back only its own components.  A direct call across LPs cannot be
 simulated and is rejected before the run (verdict ``causality``).  Backends
 (``backend``): ``threads`` (one thread per LP over one shared model; only
@@ -84,7 +84,13 @@ from tickpar.kernel.work import calibrate
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
-from tickpar.pdes.plan import PARTITION_WEIGHTS_OPTION, Plan, make_plan, partition_weights
+from tickpar.pdes.plan import (
+    PARTITION_WEIGHTS_OPTION,
+    Plan,
+    make_plan,
+    partition_weights,
+    partition_window_loads,
+)
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, Promise, RunSpec, Strategy, StrategyResult
 from tickpar.verify.anatomy import partitioned_steps
@@ -106,6 +112,7 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
         stall_s=options["stall_s"],
         weights=partition_weights(spec, options["partition_weights"]),
         weighted_by=options["partition_weights"],
+        window_loads=partition_window_loads(spec, options["partition_weights"]),
     )
     lp_of = plan.lp_of
     zero_cut = any(lp_of[link.src.id] != lp_of[link.dst.id] and link.latency == 0 for link in model.links)

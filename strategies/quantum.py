@@ -24,7 +24,7 @@ curTick())`` (verdict ``causality``).
 Ownership: components are partitioned into one event queue per worker by
 :func:`tickpar.pdes.partition.partition` (``partition=auto``, the default,
 never separates components joined by a zero-latency link or a direct call and
-maximises the lookahead, balancing ``partition_weights``: events per component by default, as
+maximises the lookahead, balancing ``partition_weights``: events per component and window by default, as
 ``conservative`` does; ``roundrobin`` and ``linear`` ignore the graph).
 Each queue runs only its own components; a direct call across queues cannot
 be simulated and is rejected before the run (verdict ``causality``).
@@ -68,7 +68,13 @@ from tickpar.kernel.work import calibrate
 from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
 from tickpar.pdes.lp import LPResult
 from tickpar.pdes.partition import METHODS, Partition
-from tickpar.pdes.plan import PARTITION_WEIGHTS_OPTION, Plan, make_plan, partition_weights
+from tickpar.pdes.plan import (
+    PARTITION_WEIGHTS_OPTION,
+    Plan,
+    make_plan,
+    partition_weights,
+    partition_window_loads,
+)
 from tickpar.pdes.quantum import LATE_MODES, QuantumSync
 from tickpar.pdes.stats import lp_total, merged_record, partitioned_stats
 from tickpar.plugins import LookaheadError, RunSpec, Strategy, StrategyResult
@@ -171,6 +177,7 @@ class Quantum(Strategy):
             stall_s=options["stall_s"],
             weights=partition_weights(spec, options["partition_weights"]),
             weighted_by=options["partition_weights"],
+            window_loads=partition_window_loads(spec, options["partition_weights"]),
         )  # fmt: skip
         args = {"quantum": quantum_ticks(options, plan.lookahead), "late": options["late"]}
         return replace(plan, sync_args=args), part

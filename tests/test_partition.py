@@ -216,5 +216,5 @@ def test_component_event_counts_are_the_sequential_runs_and_ignore_work() -> Non
     assert component_event_counts(replace(spec, work="none", trace=True)) == counts
     assert partition_weights(spec, "count") is None
     assert partition_weights(spec, "events") == [float(c) for c in counts]
-    with pytest.raises(ValueError, match=r"partition_weights='cost' is not allowed: one of events, count"):
+    with pytest.raises(ValueError, match=r"partition_weights='cost' is not allowed: one of events, count, windows"):
         partition_weights(spec, "cost")

@@ -26,7 +26,7 @@ from typing import Any
 
 from tickpar.kernel.params import ParamError
 from tickpar.native.record import RecordedDag, record
-from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights
+from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights, partition_window_loads
 from tickpar.plugins import RunSpec, base_stats
 from tickpar.verify.oracle import OracleRecord, global_digest
 
@@ -205,6 +205,7 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
             lookahead=options.get("lookahead") if strategy == "conservative" else None,
             weights=partition_weights(spec, weighted_by),
             weighted_by=weighted_by,
+            window_loads=partition_window_loads(spec, weighted_by),
         )
         args["lp_of"] = list(plan.lp_of)
         if strategy == "conservative":

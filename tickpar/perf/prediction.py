@@ -639,10 +639,11 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
     """
     if strategy != "conservative":
         return None
-    from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights
+    from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights, partition_window_loads
 
     weighted_by = str(options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS))
     weights = partition_weights(spec, weighted_by)
+    window_loads = partition_window_loads(spec, weighted_by)
     model = spec.build_model(work="none")
     method = str(options.get("partition", "auto"))
     cache: dict[int, list[int]] = {}
@@ -650,7 +651,7 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
     def lp_of(p: int) -> list[int]:
         if p not in cache:
             plan, _part = make_plan(model, p, method=method, order=spec.order, sync="window", weights=weights,
-                                    weighted_by=weighted_by)  # fmt: skip
+                                    weighted_by=weighted_by, window_loads=window_loads)  # fmt: skip
             cache[p] = list(plan.lp_of)
         return cache[p]
 
