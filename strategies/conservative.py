@@ -33,14 +33,15 @@ and ``linear`` ignore the graph).  What ``auto`` balances is
 ``partition_weights``: ``events`` weighs each component by the events it
 processed in a work-free sequential run of the same spec
 (:func:`tickpar.pdes.plan.component_event_counts`; a pure function of the
-spec, so processes, ranks and the native engine agree); ``windows`` (default)
+spec, so processes, ranks and the native engine agree; the default); ``windows``
 weighs them so too, then refines the partition (whole groups only, the
 lookahead kept) to minimise what a window sync waits for, the sum over
 windows of the busiest LP's events in each (the same profiled run's events
 per component per window of the model's smallest link latency,
 :func:`tickpar.pdes.plan.component_window_counts`): balanced totals still
 left one LP idle in some windows and the other in the rest (multicore
-``wide``, 2 LPs: 12% of the loop); ``count`` weighs every component 1 (the
+``wide``, 2 LPs: 12% of the loop; but it cuts more edges, which slows
+null-message runs, so it is an option); ``count`` weighs every component 1 (the
 old partition, kept for comparison; on multicore it left the busiest LP two
 thirds of the events).  Each LP has its own
 :class:`~tickpar.kernel.eventq.EventQueue` and runs only its own components, so no

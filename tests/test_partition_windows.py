@@ -295,12 +295,12 @@ def test_conservative_with_windows_is_exact(workload: str, workers: int) -> None
     assert outcome.stats["window_makespan"] >= outcome.stats["window_ideal"] > 0
 
 
-def test_default_partition_weights_is_windows() -> None:
+def test_default_partition_weights_is_events() -> None:
     from strategies.conservative import Conservative
     from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS
 
-    assert DEFAULT_PARTITION_WEIGHTS == "windows"
-    assert Conservative.options["partition_weights"].default == "windows"
+    assert DEFAULT_PARTITION_WEIGHTS == "events"
+    assert Conservative.options["partition_weights"].default == "events"
 
 
 @pytest.mark.parametrize("strategy", ["conservative", "quantum"])

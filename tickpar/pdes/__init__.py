@@ -5,7 +5,7 @@ One module per job:
 * :mod:`~tickpar.pdes.partition`: components -> LPs, from the coupling graph;
 * :mod:`~tickpar.pdes.plan`: the :class:`~tickpar.pdes.plan.Plan` every LP agrees on, and the
   partitioner's weights (``partition_weights``: events per component of a profiled prefix, the same
-  events per conservative window (``windows``, the default), or count)
+  events per conservative window (``windows``), or count; ``events`` is the default)
   (assignment, lookahead, channels);
 * :mod:`~tickpar.pdes.stamps`: gem5-order insertion stamps and cross-LP tie counts;
 * :mod:`~tickpar.pdes.transport`: threads, socket (processes) and MPI transports;

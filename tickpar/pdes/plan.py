@@ -16,7 +16,7 @@ function of (workload, params, seed, order): so every process, rank and the
 native engine compute the same partition, and a busy component (a crossbar, a
 memory controller) no longer weighs as much as an idle one.
 
-``windows`` (the default) balances the same events, and then what a
+``windows`` (an option; ``events`` is the default, see below) balances the same events, and then what a
 window-synchronised run actually waits for: each window lasts as long as its
 busiest LP, so the run's time is the sum over windows of the busiest LP's
 events in that window, and balanced totals can still leave one LP idle in one
@@ -66,7 +66,11 @@ __all__ = [
 #: ``windows`` (the events, then the busiest LP's events per conservative window).
 PARTITION_WEIGHTS = ("events", "count", "windows")
 #: The default of the partitioned strategies that offer the choice (``partition_weights``).
-DEFAULT_PARTITION_WEIGHTS = "windows"
+# events, not windows: measured side by side (3.13t, gil-hold 300 us, 2 workers, 3 rounds), windows' extra
+# cut edges slowed null-message phold from 118 to 213 ms a loop and its refinement adds ~25 ms of setup per run,
+# while window-threads loop times moved within noise (multicore: 139 -> 145 ms; under the GIL at 1000 us
+# gil-release, 0.602 -> 0.593 s). So it is an option to compare, not the default.
+DEFAULT_PARTITION_WEIGHTS = "events"
 #: Events of the profiled prefix that :func:`component_event_counts` counts.
 PROFILE_EVENTS = 20_000
 #: The ``partition_weights`` option of every partitioned strategy (conservative, optimistic, quantum), once.
