@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from tickpar.host.affinity import PIN_ENV, pinned, worker_cpus
+from tickpar.host import affinity
+from tickpar.host.affinity import PIN_ENV, gil_disabled, pinned, pinning_requested, worker_cpus
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no thread affinity here")
 
@@ -21,11 +22,20 @@ def test_worker_cpus_are_the_allowed_cpus_in_order(monkeypatch: pytest.MonkeyPat
         assert worker_cpus(2) == allowed[:2]
 
 
-def test_pinning_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pinning_follows_the_gil_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: pinned where the GIL is off (threads that never sleep), not under the GIL; 0 and 1 decide."""
     monkeypatch.delenv(PIN_ENV, raising=False)
-    assert worker_cpus(2) is None
+    assert pinning_requested() is gil_disabled()
+    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: False, raising=False)
+    assert pinning_requested() is True
+    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: True, raising=False)
+    assert pinning_requested() is False and worker_cpus(2) is None
+    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: False, raising=False)
     monkeypatch.setenv(PIN_ENV, "0")
     assert worker_cpus(2) is None
+    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: True, raising=False)
+    monkeypatch.setenv(PIN_ENV, "1")
+    assert pinning_requested() is True
 
 
 def test_a_bad_pinning_switch_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -167,3 +167,13 @@ def test_speedup_front_end_uses_the_pipeline_timing(tmp_path: Path) -> None:
     assert "speedup" in line and "loop" in line and "(exact)" in line
     records = list((tmp_path / "out" / "results" / "timing").rglob("w2-s1.json"))
     assert len(records) == 1 and pyperf.BenchmarkSuite.load(str(records[0].with_suffix(".pyperf.json")))
+
+
+def test_gil_handoff_runs_and_refuses_bad_pairs() -> None:
+    """bench/gil_handoff.py: per-iteration times are positive, and a bad --pairs is a one-line error."""
+    import gil_handoff
+
+    assert gil_handoff.per_iteration(2, 5, 20, threads=2, repeats=1) > 0
+    argv = [sys.executable, str(BENCH / "gil_handoff.py"), "--pairs", "10"]
+    bad = subprocess.run(argv, capture_output=True, text=True)
+    assert bad.returncode != 0 and "--pairs '10'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -1,41 +1,56 @@
-"""Pinning a parallel run's worker threads to cores of their own, for the length of the run (opt-in).
+"""Pinning a parallel run's worker threads to cores of their own, for the length of the run.
 
 Why it exists: a thread started on a machine whose other cores are idle (halted) lands on its
-parent's core, and Linux's load balancer moves it only after a scheduler tick.  Measured here (2
-vCPUs): a native replay after a 50 ms idle spell took 1.4 ms instead of 0.5 ms, its two threads
-taking turns on one core; the native engine therefore always pins its ``std::thread`` workers
-(``pinned`` in its stats).  A Python run lasts hundreds of milliseconds, long enough for the
-balancer, and pinning its threads measured no better here (free-threaded 3.13t, wide shapes at
-work_us 300, 2 workers: within the rounds' spread either way), so Python thread strategies pin only
-with ``TICKPAR_PIN_THREADS=1``.  Worker ``w`` of ``n`` goes to the ``w``-th CPU of the process's own
-CPU set, where that set has at least ``n`` CPUs (with fewer, nothing is pinned).  The calling
-thread's own mask is restored when its block ends.
+parent's core, and Linux's load balancer does not always move it.  Measured here (2 vCPUs): a
+native replay after a 50 ms idle spell took 1.4 ms instead of 0.5 ms, its two threads taking turns
+on one core; the native engine therefore always pins its ``std::thread`` workers (``pinned`` in its
+stats).  The same happens to Python threads that never sleep: on the free-threaded build (3.13t,
+GIL off) a null-message conservative run of phold ``wide`` at work_us 300 (gil-hold, 2 workers)
+took 284-290 ms a loop with each thread idle 140 ms (two runs), and 157-170 ms pinned (idle 7-24
+ms).  Under the GIL the threads hand the GIL over at every work call, and each wake-up lets the
+scheduler place them, so there it is left to the scheduler.
+
+:data:`PIN_ENV` (``TICKPAR_PIN_THREADS``): unset or empty pins where the GIL is off
+(:func:`gil_disabled`), ``1`` always, ``0`` never.  Worker ``w`` of ``n`` goes to the ``w``-th CPU
+of the process's own CPU set, where that set has at least ``n`` CPUs (with fewer, nothing is
+pinned).  The calling thread's own mask is restored when its block ends.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["PIN_ENV", "pinned", "pinning_requested", "worker_cpus"]
+__all__ = ["PIN_ENV", "gil_disabled", "pinned", "pinning_requested", "worker_cpus"]
 
-#: Set to ``1`` to pin the Python thread strategies' workers (the native engine always pins).
+#: ``1``: pin the Python thread strategies' workers; ``0``: never; unset: where the GIL is off (the native
+#: engine always pins).
 PIN_ENV = "TICKPAR_PIN_THREADS"
 
 
+def gil_disabled() -> bool:
+    """Whether this interpreter runs Python threads in parallel (a free-threaded build with the GIL off)."""
+    is_enabled = getattr(sys, "_is_gil_enabled", None)
+    return is_enabled is not None and not is_enabled()
+
+
 def pinning_requested() -> bool:
-    """Whether :data:`PIN_ENV` asks for pinned Python workers; a value other than 0 or 1 is a ValueError."""
-    value = os.environ.get(PIN_ENV, "0").strip()
+    """Whether Python workers are pinned: :data:`PIN_ENV` ``1``/``0``, unset: :func:`gil_disabled`.
+
+    A value other than 0, 1 or empty is a ValueError (one line, naming it).
+    """
+    value = os.environ.get(PIN_ENV, "").strip()
     if value not in ("", "0", "1"):
-        raise ValueError(f"{PIN_ENV}={value!r} is not allowed: use 1 (pin worker threads) or 0 (do not)")
-    return value == "1"
+        raise ValueError(f"{PIN_ENV}={value!r} is not allowed: use 1 (pin worker threads), 0 (do not) or unset")
+    return gil_disabled() if value == "" else value == "1"
 
 
 def worker_cpus(workers: int) -> list[int] | None:
     """The CPUs that workers ``0 .. workers-1`` run on, in order; None: leave them unpinned.
 
-    None for fewer than 2 workers, unless pinning is switched on (:data:`PIN_ENV` ``=1``), where the
+    None for fewer than 2 workers, where pinning is off (:func:`pinning_requested`), where the
     platform cannot pin threads, or where the process may use fewer CPUs than ``workers``.
     """
     if workers < 2 or not pinning_requested() or not hasattr(os, "sched_setaffinity"):
