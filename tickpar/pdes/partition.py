@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -226,6 +226,39 @@ def _cut(assign: dict[int, int], gg: Adjacency) -> int:
     return sum(m for a, row in gg.items() for b, m in row.items() if a < b and assign[a] != assign[b])
 
 
+def _part_links(nodes: Sequence[int], gg: Adjacency, assign: dict[int, int]) -> dict[int, dict[int, int]]:
+    """``links[g][p]``: directed coupling edges between group ``g`` and part ``p``."""
+    links: dict[int, dict[int, int]] = {}
+    for g in nodes:
+        row: dict[int, int] = {}
+        for nb, m in gg[g].items():
+            row[assign[nb]] = row.get(assign[nb], 0) + m
+        links[g] = row
+    return links
+
+
+def _feasible_swaps(
+    nodes: Sequence[int], assign: dict[int, int], group_w: dict[int, float], loads: list[float], cap: float
+) -> Iterator[tuple[int, int, int, int]]:
+    """``(g, h, part of g, part of h)`` for each pair of groups in different parts whose swap keeps both in ``cap``."""
+    for i, g in enumerate(nodes):
+        a = assign[g]
+        for h in nodes[i + 1 :]:
+            b = assign[h]
+            if a == b:
+                continue
+            delta = group_w[h] - group_w[g]
+            if loads[a] + delta > cap or loads[b] - delta > cap:
+                continue
+            yield g, h, a, b
+
+
+def _swap_gain(links: dict[int, dict[int, int]], gg: Adjacency, g: int, h: int, a: int, b: int) -> int:
+    """Cut edges saved by swapping group ``g`` (in part ``a``) with group ``h`` (in part ``b``)."""
+    m = gg[g].get(h, 0)
+    return links[g].get(b, 0) - links[g].get(a, 0) + links[h].get(a, 0) - links[h].get(b, 0) - 2 * m
+
+
 def _refine(assign: dict[int, int], gg: Adjacency, group_w: dict[int, float], parts: int, cap: float) -> dict[int, int]:
     """k-way greedy refinement: moves and swaps of groups that shrink the cut, every part staying within ``cap``."""
     assign = dict(assign)
@@ -236,13 +269,7 @@ def _refine(assign: dict[int, int], gg: Adjacency, group_w: dict[int, float], pa
         counts[p] += 1
     nodes = sorted(gg)
     for _ in range(200):
-        # links[g][p]: directed coupling edges between group g and part p.
-        links: dict[int, dict[int, int]] = {}
-        for g in nodes:
-            row: dict[int, int] = {}
-            for nb, m in gg[g].items():
-                row[assign[nb]] = row.get(assign[nb], 0) + m
-            links[g] = row
+        links = _part_links(nodes, gg, assign)
         best_gain, best_op = 0, None
         for g in nodes:
             a = assign[g]
@@ -253,19 +280,10 @@ def _refine(assign: dict[int, int], gg: Adjacency, group_w: dict[int, float], pa
                     if b != a and gain > best_gain and loads[b] + group_w[g] <= cap:
                         best_gain, best_op = gain, (g, b, None)
         if best_op is None:
-            for i, g in enumerate(nodes):
-                a = assign[g]
-                for h in nodes[i + 1 :]:
-                    b = assign[h]
-                    if a == b:
-                        continue
-                    delta = group_w[h] - group_w[g]
-                    if loads[a] + delta > cap or loads[b] - delta > cap:
-                        continue
-                    m = gg[g].get(h, 0)
-                    gain = links[g].get(b, 0) - links[g].get(a, 0) + links[h].get(a, 0) - links[h].get(b, 0) - 2 * m
-                    if gain > best_gain:
-                        best_gain, best_op = gain, (g, b, h)
+            for g, h, a, b in _feasible_swaps(nodes, assign, group_w, loads, cap):
+                gain = _swap_gain(links, gg, g, h, a, b)
+                if gain > best_gain:
+                    best_gain, best_op = gain, (g, b, h)
         if best_op is None:
             return assign
         g, b, h = best_op
@@ -380,12 +398,7 @@ def _refine_windows(
 
     for _ in range(WINDOW_PASSES):
         top = [max(row) for row in win]
-        links: dict[int, dict[int, int]] = {}
-        for g in nodes:
-            row: dict[int, int] = {}
-            for nb, m in gg[g].items():
-                row[assign[nb]] = row.get(assign[nb], 0) + m
-            links[g] = row
+        links = _part_links(nodes, gg, assign)
         best_key: tuple[float, int] = (0.0, 0)
         best_op: tuple[int, int, int | None] | None = None
         for g in nodes:
@@ -400,24 +413,14 @@ def _refine_windows(
                 if key < best_key:
                     best_key, best_op = key, (g, b, None)
         if best_op is None:
-            for i, g in enumerate(nodes):
-                a = assign[g]
-                for h in nodes[i + 1 :]:
-                    b = assign[h]
-                    if a == b:
-                        continue
-                    delta = group_w[h] - group_w[g]
-                    if loads[a] + delta > cap or loads[b] - delta > cap:
-                        continue
-                    shift = _swap_shift(group_win[g], group_win[h])
-                    if not (keeps_lookahead(g, a, h) and keeps_lookahead(h, b, g)):
-                        continue
-                    d = _delta_makespan(win, top, shift, a, b)
-                    m = gg[g].get(h, 0)
-                    gain = links[g].get(b, 0) - links[g].get(a, 0) + links[h].get(a, 0) - links[h].get(b, 0) - 2 * m
-                    key = (0.0 if abs(d) <= eps else d, -gain)
-                    if key < best_key:
-                        best_key, best_op = key, (g, b, h)
+            for g, h, a, b in _feasible_swaps(nodes, assign, group_w, loads, cap):
+                shift = _swap_shift(group_win[g], group_win[h])
+                if not (keeps_lookahead(g, a, h) and keeps_lookahead(h, b, g)):
+                    continue
+                d = _delta_makespan(win, top, shift, a, b)
+                key = (0.0 if abs(d) <= eps else d, -_swap_gain(links, gg, g, h, a, b))
+                if key < best_key:
+                    best_key, best_op = key, (g, b, h)
         if best_op is None:
             return assign
         g, b, partner = best_op

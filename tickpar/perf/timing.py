@@ -341,15 +341,21 @@ def _tail(text: str, lines: int = 3) -> str:
     return " | ".join(rows[-lines:])
 
 
-def check_wall_s(path: str | Path | None) -> float | None:
-    """The wall time of a correctness record's run (``wall_s``), or None where there is none to read."""
+def _check_record(path: str | Path | None) -> dict[str, Any] | None:
+    """A correctness record as a dict, or None where there is none to read (no path, unreadable, not JSON)."""
     if not path:
         return None
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
-    wall = data.get("wall_s") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+def check_wall_s(path: str | Path | None) -> float | None:
+    """The wall time of a correctness record's run (``wall_s``), or None where there is none to read."""
+    data = _check_record(path)
+    wall = data.get("wall_s") if data is not None else None
     return float(wall) if isinstance(wall, int | float) and wall >= 0 else None
 
 
@@ -370,13 +376,8 @@ def values_for(job: TimingJob, values: int, long_cell_s: float, long_values: int
 def _unfinished(path: str | Path | None) -> str | None:
     """The verdict of a correctness record whose run did not finish (crash, timeout, deadlock, or a
     raised causality error: ``failure`` is set), else None: timing such a cell would only repeat it."""
-    if not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
+    data = _check_record(path)
+    if data is None:
         return None
     verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else {}
     kind = verdict.get("kind")
