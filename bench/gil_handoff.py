@@ -24,29 +24,28 @@ import argparse
 import threading
 import time
 
-from tickpar.kernel.work import _spin, calibrate, make_work
+from tickpar.kernel.work import make_work
 
 DEFAULT_PAIRS = "5:10,10:10,20:10,10:30,20:30,10:100,20:100,30:300"
 
 
-def _loop(work, spin_per_us: float, p_us: float, r_us: float, n: int) -> None:
-    k = max(1, int(p_us * spin_per_us))
+def _loop(hold, work, p_us: float, r_us: float, n: int) -> None:
     for _ in range(n):
-        _spin(k)
+        hold(p_us)
         work(r_us)
 
 
 def per_iteration(p_us: float, r_us: float, n: int, threads: int, repeats: int) -> float:
     """Best of ``repeats``: wall seconds per iteration of one thread, with ``threads`` threads looping at once."""
     work, _ = make_work("gil-release")
-    spin_per_us = calibrate("gil-hold")
+    hold, _ = make_work("gil-hold")  # the work model's own calibrated pure-Python loop
     best = float("inf")
     for _ in range(repeats):
-        others = [threading.Thread(target=_loop, args=(work, spin_per_us, p_us, r_us, n)) for _ in range(threads - 1)]
+        others = [threading.Thread(target=_loop, args=(hold, work, p_us, r_us, n)) for _ in range(threads - 1)]
         started = time.perf_counter()
         for t in others:
             t.start()
-        _loop(work, spin_per_us, p_us, r_us, n)
+        _loop(hold, work, p_us, r_us, n)
         for t in others:
             t.join()
         best = min(best, (time.perf_counter() - started) / n)

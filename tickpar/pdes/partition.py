@@ -226,6 +226,16 @@ def _cut(assign: dict[int, int], gg: Adjacency) -> int:
     return sum(m for a, row in gg.items() for b, m in row.items() if a < b and assign[a] != assign[b])
 
 
+def _part_totals(assign: dict[int, int], group_w: dict[int, float], parts: int) -> tuple[list[float], list[int]]:
+    """Each part's total weight and number of groups under ``assign``."""
+    loads = [0.0] * parts
+    counts = [0] * parts
+    for g, p in assign.items():
+        loads[p] += group_w[g]
+        counts[p] += 1
+    return loads, counts
+
+
 def _part_links(nodes: Sequence[int], gg: Adjacency, assign: dict[int, int]) -> dict[int, dict[int, int]]:
     """``links[g][p]``: directed coupling edges between group ``g`` and part ``p``."""
     links: dict[int, dict[int, int]] = {}
@@ -262,11 +272,7 @@ def _swap_gain(links: dict[int, dict[int, int]], gg: Adjacency, g: int, h: int, 
 def _refine(assign: dict[int, int], gg: Adjacency, group_w: dict[int, float], parts: int, cap: float) -> dict[int, int]:
     """k-way greedy refinement: moves and swaps of groups that shrink the cut, every part staying within ``cap``."""
     assign = dict(assign)
-    loads = [0.0] * parts
-    counts = [0] * parts
-    for g, p in assign.items():
-        loads[p] += group_w[g]
-        counts[p] += 1
+    loads, counts = _part_totals(assign, group_w, parts)
     nodes = sorted(gg)
     for _ in range(200):
         links = _part_links(nodes, gg, assign)
@@ -380,11 +386,7 @@ def _refine_windows(
     always feasible), and no edge with a latency below ``floor`` may become cut.
     """
     assign = dict(assign)
-    loads = [0.0] * parts
-    counts = [0] * parts
-    for g, p in assign.items():
-        loads[p] += group_w[g]
-        counts[p] += 1
+    loads, counts = _part_totals(assign, group_w, parts)
     cap = max(cap, max(loads))
     win = _part_windows(assign, group_win, parts, windows)
     # Loads are event counts (exact in floats); the tolerance only guards fractional weights against cycling.
@@ -458,10 +460,7 @@ def _makespan(win: list[list[float]]) -> float:
 
 
 def _heaviest(assign: dict[int, int], group_w: dict[int, float], parts: int) -> float:
-    loads = [0.0] * parts
-    for g, p in assign.items():
-        loads[p] += group_w[g]
-    return max(loads)
+    return max(_part_totals(assign, group_w, parts)[0])
 
 
 def _best_by_windows(
