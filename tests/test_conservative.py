@@ -394,3 +394,21 @@ def test_broken_promise_is_causality(second: str, reason: str) -> None:
     assert reason in result.error["message"]
     assert isinstance(error_to_exception(result.error), LookaheadError)
     assert isinstance(lp.exception, PromiseError)
+
+
+def test_null_message_serves_one_lookahead_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each serve covers at most one lookahead beyond the LP's head, and a promise follows it: a
+    # serve up to the whole safe horizon lets two LPs fall into lock-step (nullmsg.py says why).
+    calls: list[tuple[float, float]] = []
+    original = LogicalProcess.serve
+
+    def serve(self: LogicalProcess, limit: float, head: float | None = None) -> bool:
+        key = self.queue.next_key()
+        if key is not None:
+            calls.append((key[0] + self.lookahead, limit))
+        return original(self, limit, head)
+
+    monkeypatch.setattr(LogicalProcess, "serve", serve)
+    verdict, _ = _check("phold", {**PHOLD, "lookahead": 10, "mean": 30}, 2, sync="null-message", backend="threads")
+    assert verdict.kind == "exact", verdict.reason
+    assert calls and all(limit <= bound for bound, limit in calls)

@@ -73,24 +73,23 @@ class NullMessageSync:
         stop = False
         while True:
             safe = min(clocks.values()) if clocks else INF
-            if lp.serve(safe):
-                lp.rounds += 1
-            key = q.next_key()
-            promise = min(key[0] if key is not None else INF, safe) + lookahead
-            for p in outputs:
-                old = last[p]
-                if lp.outbox[p] or (promise > old and not (end is not None and old > end)):
-                    if promise < old:
-                        raise PromiseError(f"LP {lp.index}: promise to LP {p} went back ({old} -> {promise})")
-                    box = lp.take_outbox(p)
-                    lp.send(p, (DATA, box, promise))
-                    last[p] = promise
-                    if box:
-                        if safra is not None:
-                            safra.sent(len(box))
-                    else:
-                        lp.null_messages += 1
-            lp.out_min = INF
+            # Serve up to ``safe`` one lookahead step at a time, promising after each step.  Promising
+            # only after the whole stretch lets two LPs fall into lock-step: each serves two
+            # lookaheads' worth while the other waits for its promise (measured on 3.13t, phold
+            # ``wide`` at work_us 300: about half the runs took 280 ms a loop, each LP idle 140 ms,
+            # against 150 ms).  A promise after each step lets the partner start on it at once.
+            # A step that ran nothing new (the head is past the end, or gem5-order ties hold it) ends
+            # the stretch as one serve up to ``safe`` would have.
+            while True:
+                head = q.next_key()
+                step = safe if head is None else min(safe, head[0] + lookahead)
+                ran = lp.serve(step)
+                if ran:
+                    lp.rounds += 1
+                key = q.next_key()
+                self._promise(lp, min(key[0] if key is not None else INF, safe) + lookahead, outputs, last, safra)
+                if step >= safe or not ran or key == head:
+                    break
             passive = key is None or not before_end(key[0], key[1], end)
             if safra is None:
                 if safe > end and passive:  # type: ignore[operator]
@@ -137,6 +136,27 @@ class NullMessageSync:
                 packet_src, packet = nxt
             if stop:
                 break
+
+    @staticmethod
+    def _promise(
+        lp: LogicalProcess, promise: float, outputs: list[int], last: dict[int, float], safra: SafraTermination | None
+    ) -> None:
+        """Send each output channel its messages and ``promise`` (a null message: none, and it grew)."""
+        end = lp.end_tick
+        for p in outputs:
+            old = last[p]
+            if lp.outbox[p] or (promise > old and not (end is not None and old > end)):
+                if promise < old:
+                    raise PromiseError(f"LP {lp.index}: promise to LP {p} went back ({old} -> {promise})")
+                box = lp.take_outbox(p)
+                lp.send(p, (DATA, box, promise))
+                last[p] = promise
+                if box:
+                    if safra is not None:
+                        safra.sent(len(box))
+                else:
+                    lp.null_messages += 1
+        lp.out_min = INF
 
     def close(self, lp: LogicalProcess, aborting: bool) -> None:
         """Send CLOSE to every peer and drain until every peer's CLOSE is in."""
