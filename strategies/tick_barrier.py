@@ -70,7 +70,9 @@ queue does not change; the kernel's deferred mode
   (:func:`~tickpar.kernel.eventkeys.child_tie`), and the commit order merges the
   groups' local orders as the sequential global queue would.
 
-Where exactness cannot hold, the run says so: the races above.
+Where exactness cannot hold, the run says so: the races above.  A run whose claims saw a race and whose model then
+failed (on real parallel threads two groups in one component can corrupt its lists) is verdict
+``race`` too, the failure kept in the ``failed_after_race`` statistic.
 
 Promise: see :meth:`TickBarrier.promise`: ``exact`` with one worker and
 wherever no component can be reached by two groups (no zero-latency links,

@@ -3,9 +3,10 @@
 Each input channel has a clock: the sender's promise that it sends nothing
 earlier.  An LP runs events with ``when < safe`` (``safe`` = the smallest input
 clock; *strictly* below it, so a message at exactly ``safe`` is still in time),
-then sends on each output channel its messages and the promise ``min(next local
-event, safe) + lookahead`` (a null message when there are no messages; sent only
-when the promise grew).  With an ``end_tick`` an LP is done when ``safe >
+one lookahead step beyond its head at a time, and after each step sends on each
+output channel its messages and the promise ``min(next local event, safe) +
+lookahead`` (a null message when there are no messages; sent only when the
+promise grew).  With an ``end_tick`` an LP is done when ``safe >
 end_tick`` and nothing of its own runs before the end; it then closes its
 channels.  Without one, global quiescence is detected with Safra's token
 algorithm (:mod:`tickpar.pdes.safra`); LP 0 then broadcasts ``STOP``.  Every LP
