@@ -65,11 +65,11 @@ def test_presets_carry_their_costs_and_cxx_names_its_calibration_file() -> None:
     cxx = preset("cxx", "threads", "gil-release")
     assert cxx.event_s == pytest.approx(80e-9) and not cxx.gil
     assert cxx.overheads.sync(64) == pytest.approx(6 * 500e-9)
-    here = preset("here", "threads", "gil-release", CALIBRATION)
+    here = preset("here", "threads", "gil-release", _CALIBRATION)
     assert here.gil and here.event_s is None
     assert here.overheads.sync(16) == pytest.approx(5e-5 + 4 * 1e-5)
-    assert preset("here", "processes", "gil-release", CALIBRATION).overheads.sync(1) == 0.0
-    assert not preset("here", "mpi", "gil-release", CALIBRATION).gil
+    assert preset("here", "processes", "gil-release", _CALIBRATION).overheads.sync(1) == 0.0
+    assert not preset("here", "mpi", "gil-release", _CALIBRATION).gil
     for bad in (("fast", "threads"), ("here", "threads"), ("cxx", "gpu")):
         with pytest.raises(ValueError, match=r"not allowed|needs a calibration"):
             preset(bad[0], bad[1], "none")
@@ -177,7 +177,7 @@ def test_bound_at_one_worker_is_one_for_every_strategy(tmp_path: Path) -> None:
 def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m tickpar.perf.prediction shape` with bad cells or params: exit 2, one line on stderr."""
     cal = tmp_path / "cal.json"
-    cal.write_text(json.dumps(CALIBRATION))
+    cal.write_text(json.dumps(_CALIBRATION))
     base = ["shape", "-w", "phold", "--shape", "s", "--calibration", str(cal), "--out", str(tmp_path / "o.json")]
     for extra in (["--cells", "{nope"], ["--cells", "[]", "-p", "lps=0"], ["--cells", "[]", "--workers", "0"]):
         assert main([*base, *extra]) == 2
@@ -199,6 +199,12 @@ def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     per_call, per_us = cal["work"]["gil-release"]
     assert per_us > 0 and per_call >= 0
     assert 1 <= cal["gil_release_bytes"] <= 1 << 16  # measured: the smallest hash a waiting thread runs beside
+    handoff = cal["gil_handoff"]  # under the GIL: the dead time per hand-off, by how long the GIL was held
+    assert len(handoff["hold_us"]) == len(handoff["wake_s"]) == len(handoff["cpu_available"]) >= 2
+    assert all(w >= 0 for w in handoff["wake_s"])
+    tb = cal["tick_barrier"]  # its machinery per event and its hand-off per batch, on a shape of its own
+    assert tb["parallel_batches"] > 0 and tb["parallel_events"] > tb["parallel_batches"]
+    assert tb["event_s"] >= 0 and tb["batch_s"] >= 0 and tb["inline_s"] > 0
     for backend in ("threads", "processes", "mpi"):
         costs = preset("here", backend, "gil-release", json.loads(json.dumps(cal)))
         assert costs.overheads.sync(1) == 0.0 and costs.overheads.sync(64) >= costs.overheads.sync(2) > 0
@@ -257,7 +263,7 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
     overlap their work in the model; the bound (no GIL floor) and calls above the threshold still do."""
     from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
 
-    calibration = {**CALIBRATION, "work_units_per_us": {"gil-release": GIL_RELEASE_MIN_BYTES / 5.0}}  # threshold 5 µs
+    calibration = {**_CALIBRATION, "work_units_per_us": {"gil-release": GIL_RELEASE_MIN_BYTES / 5.0}}  # threshold 5 µs
     costs = preset("here", "threads", "gil-release", calibration)
     assert costs.gil_hold_below_us == pytest.approx(5.0)
     small, large = _independent(4, 0.0, 1.0), _independent(4, 0.0, 50.0)
@@ -268,7 +274,7 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
     assert released[4] < 0.7 * 4 * (1e-6 + 50e-6)  # overlapped: one event plus a barrier, below T1
     _, bound = strategy_time(small, "tick-barrier", {}, costs, (1, 4), optimistic=True)
     assert bound[4] == pytest.approx(t1_small / 4)
-    assert preset("here", "threads", "gil-release", CALIBRATION).gil_hold_below_us == 0.0  # no rate: unknown
+    assert preset("here", "threads", "gil-release", _CALIBRATION).gil_hold_below_us == 0.0  # no rate: unknown
     measured = {**calibration, "gil_release_bytes": GIL_RELEASE_MIN_BYTES * 2}  # the calibration's own figure wins
     assert preset("here", "threads", "gil-release", measured).gil_hold_below_us == pytest.approx(10.0)
     never = {**calibration, "gil_release_bytes": None}  # no size released it: every call holds the GIL
@@ -283,3 +289,52 @@ def test_gil_release_bytes_finds_the_hash_size_that_lets_another_thread_run() ->
     found = gil_release_bytes()
     assert found is not None and 16 < found <= 1 << 16
     assert _waiter_runs(found - 1, 2000) == 0  # below it the GIL is held: not a timing, a count
+
+
+_CALIBRATION = {
+    "cores": 2,
+    "o_event_s": 1e-6,
+    "work": {"gil-release": [1e-6, 1e-6], "gil-hold": [0.0, 1e-6]},
+    "sync_model": {"threads": [5e-5, 1e-5], "processes": [4e-5, 1e-5], "mpi": [4e-5, 1e-5]},
+    "o_msg_s": {"threads": 5e-7, "processes": 2e-6, "mpi": 2e-6},
+}
+
+
+def test_gil_hand_off_adds_the_wake_to_the_floor_only_where_the_threads_alternate() -> None:
+    """A GIL-releasing call shorter than the hold plus the wake-up leaves the GIL idle for the wake (P >= 2,
+    threads under the GIL); a longer one, P = 1, processes and a point measured on a shared core add nothing."""
+    from tickpar.perf.prediction import strategy_time
+
+    handoff = {"hold_us": [1.0, 20.0], "wake_s": [10e-6, 20e-6], "cpu_available": [1.0, 1.0]}
+    calibration = {**_CALIBRATION, "gil_handoff": handoff}
+    costs = preset("here", "threads", "gil-release", calibration)
+    assert costs.wake_s(np.array([0.5, 10.5, 40.0])).tolist() == pytest.approx([10e-6, 15e-6, 20e-6])
+    assert preset("here", "processes", "gil-release", calibration).gil_wake == ()
+    shared = {**handoff, "cpu_available": [0.5, 1.0]}
+    on_shared = preset("here", "threads", "gil-release", {**_CALIBRATION, "gil_handoff": shared})
+    assert on_shared.gil_wake == ((20.0, 20e-6),)
+    plain = preset("here", "threads", "gil-release", _CALIBRATION)
+    for work_us, slower in ((5.0, True), (100.0, False)):  # 5 µs < 1 µs held + 10 µs wake: they alternate
+        dag = _independent(8, 0.0, work_us)
+        _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
+        _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
+        assert got[1] == base[1] and (got[2] > base[2]) == slower, work_us
+
+
+def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:
+    """With a tick_barrier calibration the model charges its per-event machinery and its per-batch hand-off
+    (in place of the threads exchange) at P >= 2; P = 1 runs the plain loop and pays neither."""
+    from tickpar.perf.prediction import strategy_time
+
+    tb = {"event_s": 2e-6, "batch_s": 300e-6, "cpu_available": 1.0}
+    dag = _independent(8, 1e-6, 50.0)
+    plain = preset("here", "threads", "gil-release", _CALIBRATION)
+    costs = preset("here", "threads", "gil-release", {**_CALIBRATION, "tick_barrier": tb})
+    assert (costs.tb_event_s, costs.tb_batch_s) == (2e-6, 300e-6)
+    assert preset("here", "threads", "gil-release", {**_CALIBRATION, "tick_barrier": {**tb, "cpu_available": 0.5}}
+                  ).tb_batch_s is None  # fmt: skip  # measured on a shared core: not used
+    _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
+    _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
+    assert got[1] == base[1]
+    # One parallel batch: the exchange (5e-5 + 1e-5) gives way to the batch's 300 µs, plus 2 µs an event.
+    assert got[2] - base[2] == pytest.approx(300e-6 - 6e-5 + 4 * 2e-6, rel=0.2)

@@ -54,7 +54,10 @@ summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 Fitted and calibrated beyond that (issue #17): conservative's ``o_event`` from its own 1-worker runs
 (:func:`one_worker_fits`; the table step prices the model again from the DAGs each shape record
 keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
-at ``P >= 2``, the two-thread work overlap (``work_overlap``).  ``validation`` in ``prediction.csv``
+at ``P >= 2``, the two-thread work overlap (``work_overlap``), the GIL's dead time per hand-off to a
+sleeping thread (``gil_handoff``: added to the GIL floor for each GIL-releasing call shorter than the
+hold plus that time, :func:`_handoff_s`) and tick-barrier's own costs (``tick_barrier``: its batch
+machinery per event and its hand-off per batch, measured on a work-free shape of its own).  ``validation`` in ``prediction.csv``
 says whether a measured point was fitted on (``fit``), predicted (``sweep``) or on a held-out shape.
 
 Outputs: one JSON per shape (:func:`shape_bounds`, ``results/bounds/{workload}/{shape}.json``),
@@ -181,6 +184,26 @@ class Preset:
     takes a thread while another thread makes such calls too than alone (the GIL hand-off around each
     call, and whatever else the two share), measured by :func:`_work_overlap`; empty: none (1)."""
 
+    gil_wake: tuple[tuple[float, float], ...] = ()
+    """Threads under the GIL: ``(GIL-held µs, seconds)`` pairs: the GIL's dead time per hand-off, while the
+    thread a GIL-releasing call hands the GIL to wakes up, by how long the handing thread held it (the
+    waiter slept about as long), measured by :func:`_gil_handoff`; empty: none (0)."""
+
+    tb_event_s: float = 0.0
+    """Tick-barrier, ``P >= 2``: its batch machinery's own cost per event of a parallel batch (grouping,
+    deferred insertions, the commit's replay), measured by :func:`_tick_barrier_costs`; 0: none."""
+    tb_batch_s: float | None = None
+    """Tick-barrier, ``P >= 2``, threads: the cost of handing a batch to the helper threads and back, per
+    parallel batch, at two workers (:func:`_tick_barrier_costs`); ``None``: the threads exchange ``o_sync``."""
+
+    def wake_s(self, held_us: np.ndarray) -> np.ndarray:
+        """:attr:`gil_wake` at each GIL-held time (linear between the measured times, flat beyond)."""
+        if not self.gil_wake:
+            return np.zeros_like(held_us, dtype=np.float64)
+        xs = np.asarray([u for u, _ in self.gil_wake], dtype=np.float64)
+        ys = np.asarray([w for _, w in self.gil_wake], dtype=np.float64)
+        return np.interp(held_us, xs, ys)
+
     def inflation(self, per_call_us: np.ndarray) -> np.ndarray:
         """:attr:`work_overlap` at each call size (log-linear between the measured sizes, flat beyond)."""
         if not self.work_overlap:
@@ -239,8 +262,16 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     free = overlap.get("cpu_available", [1.0] * len(sizes))
     pairs = tuple(sorted((float(u), max(1.0, float(f))) for u, f, a in zip(sizes, factors, free, strict=True)
                          if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # measured while another process shared a core
+    handoff = calibration.get("gil_handoff", {}) if work_mode == "gil-release" and backend == "threads" else {}
+    wake = tuple(sorted((float(u), max(0.0, float(w))) for u, w, a in zip(
+        handoff.get("hold_us", ()), handoff.get("wake_s", ()), handoff.get("cpu_available", ()), strict=True
+    ) if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # as work_overlap: a shared core measures the sharing
+    tb = calibration.get("tick_barrier") or {}
+    tb_ok = bool(tb) and float(tb.get("cpu_available", 0.0)) >= OVERLAP_MIN_CPU
     return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
-                  gil_hold_below_us=hold_below, work_overlap=pairs)  # fmt: skip
+                  gil_hold_below_us=hold_below, work_overlap=pairs, gil_wake=wake,
+                  tb_event_s=float(tb["event_s"]) if tb_ok else 0.0,
+                  tb_batch_s=float(tb["batch_s"]) if tb_ok else None)  # fmt: skip
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -310,6 +341,97 @@ def _work_overlap(
         out["inflation"].append(beside / alone if alone > 0 else 1.0)
         out["cpu_available"].append(free)
     return out
+
+
+def _gil_handoff(
+    holds_us: Sequence[float] = (3.0, 10.0, 20.0), release_us: float = 10.0,
+    min_cpu_available: float = OVERLAP_MIN_CPU, tries: int = 2, pause_s: float = 0.5,
+) -> dict[str, Any]:  # fmt: skip
+    """The GIL's dead time per hand-off: two threads each hold the GIL ``h`` µs, then make one ``gil-release`` call.
+
+    With a short call (``release_us``, below ``h`` plus the wake-up) the two threads strictly alternate:
+    each release hands the GIL to a sleeping waiter, which runs only after it wakes, so an iteration takes
+    ``2 (h + wake)``; ``wake`` is half an iteration less ``h`` (bench/gil_handoff.py shows the grid around
+    it).  Best of 3 per ``h``; CPU availability probed around it as in :func:`_work_overlap`.  Empty where
+    the GIL is off (no hand-off to price).
+    """
+    from tickpar.host.affinity import gil_disabled
+    from tickpar.kernel.work import make_work
+    from tickpar.perf.timing import cpu_availability
+
+    if gil_disabled():
+        return {}
+    work, _ = make_work("gil-release")
+    hold, _ = make_work("gil-hold")
+
+    def loop(h: float, n: int) -> None:
+        for _ in range(n):
+            hold(h)
+            work(release_us)
+
+    def both(h: float, n: int) -> float:
+        other = threading.Thread(target=loop, args=(h, n), daemon=True)
+        started = time.perf_counter()
+        other.start()
+        loop(h, n)
+        other.join()
+        return (time.perf_counter() - started) / n
+
+    out: dict[str, Any] = {"release_us": release_us, "hold_us": [], "iteration_s": [], "wake_s": [],
+                           "cpu_available": []}  # fmt: skip
+    for h in holds_us:
+        n = max(50, int(30_000 / (h + release_us)))
+        for attempt in range(tries):
+            free = float(cpu_availability(0.05)["min"])
+            iteration = min(both(h, n) for _ in range(3))
+            free = min(free, float(cpu_availability(0.05)["min"]))
+            if free >= min_cpu_available or attempt == tries - 1:
+                break
+            time.sleep(pause_s)
+        out["hold_us"].append(float(h))
+        out["iteration_s"].append(iteration)
+        out["wake_s"].append(max(0.0, iteration / 2 - h * 1e-6))
+        out["cpu_available"].append(free)
+    return out
+
+
+#: The shape :func:`_tick_barrier_costs` runs: PHOLD with shared ticks, work-free, none of the sweep's shapes.
+TB_CALIBRATION_SHAPE = {"lps": 12, "population": 6, "mean": 150.0, "lookahead": 500, "granularity": 400,
+                        "end_tick": 12_000}  # fmt: skip
+
+
+def _tick_barrier_costs(repeats: int = 5) -> dict[str, Any]:
+    """Tick-barrier's own overheads at two workers, from three runs of :data:`TB_CALIBRATION_SHAPE` (work none).
+
+    ``event_s``: per event of a parallel batch, the batch machinery's cost (two workers with the inline
+    executor, which groups, defers and replays as the threads do but on one thread, against the plain
+    sequential loop).  ``batch_s``: per parallel batch, the hand-off to the helper thread and back
+    (threads against inline).  Best of ``repeats`` loops each; CPU availability probed around it.
+    """
+    from tickpar.perf.timing import cpu_availability
+    from tickpar.plugins.registry import get_registry
+    from tickpar.runner import resolve_cell
+
+    def best(strategy: str, workers: int, options: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        cell = resolve_cell("phold", TB_CALIBRATION_SHAPE, strategy, options, workers, seed=1, work="none")
+        runner = get_registry().strategy(cell.strategy)()
+        runs = [runner.run(cell.spec, cell.workers, dict(cell.options)).stats for _ in range(repeats)]
+        return min(float(r["loop_s"]) for r in runs), runs[0]
+
+    free = float(cpu_availability(0.05)["min"])
+    plain, _ = best(BASELINE, 1, {})
+    inline, stats = best("tick-barrier", 2, {"executor": "inline"})
+    threads, _ = best("tick-barrier", 2, {"executor": "threads"})
+    free = min(free, float(cpu_availability(0.05)["min"]))
+    events, batches = int(stats["parallel_events"]), int(stats["parallel_batches"])
+    return {
+        "shape": dict(TB_CALIBRATION_SHAPE),
+        "sequential_s": plain, "inline_s": inline, "threads_s": threads,
+        "parallel_events": events, "parallel_batches": batches,
+        "event_s": max(0.0, inline - plain) / max(events, 1),
+        "batch_s": max(0.0, threads - inline) / max(batches, 1),
+        "cpu_available": free,
+    }  # fmt: skip
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -495,6 +617,10 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "gil_release_bytes": gil_release_bytes() if "gil-release" in work_modes else None,
         # Two threads' GIL-releasing calls against one's: the hand-off around each call (threads, P >= 2).
         "work_overlap": _work_overlap() if "gil-release" in work_modes and cores >= 2 else {},
+        # The GIL's dead time per hand-off to a sleeping thread (threads under the GIL, P >= 2).
+        "gil_handoff": _gil_handoff() if "gil-release" in work_modes and cores >= 2 else {},
+        # Tick-barrier's batch machinery per event, and its hand-off per batch (P = 2, threads).
+        "tick_barrier": _tick_barrier_costs() if cores >= 2 else {},
         "work_units_per_us": {mode: work_rate(mode) for mode in work_modes},
         "sync_measured": {
             "threads": {str(p): v for p, v in threads.items()},
@@ -595,21 +721,32 @@ def strategy_time(
     cost = plain + over.o_event
     gil_work = _gil_held_work(dag, work, costs)
     held = engine + over.o_event + gil_work
-    gil_floor = float(held.sum()) if costs.gil else 0.0
     # Beside another thread (P >= 2, threads) a GIL-releasing call takes its thread longer (work_overlap).
     calls = dag.events["work_calls"].to_numpy(dtype=np.float64)
     per_call_us = dag.events["work_us"].to_numpy(dtype=np.float64) / np.maximum(calls, 1.0)
     released = np.where(np.asarray(gil_work) > 0, 0.0, work) if costs.gil else np.zeros_like(work)
     beside = cost + released * (costs.inflation(per_call_us) - 1.0)
+    # The GIL floor: what holds the GIL, serialised, plus (P >= 2) its dead time at each hand-off.
+    one_floor = float(held.sum()) if costs.gil else 0.0
+    handoffs = _handoff_s(held, released, costs)
+    gil_floor = one_floor + float(handoffs.sum()) if costs.gil else 0.0
     out: dict[int, float] = {}
     if strategy == "split":
         for p in ps:
             out[p] = t1 if p == 1 else max(float(beside.sum()) / p, len(dag) * over.o_event, gil_floor)
         return t1, out
     if strategy == "tick-barrier":
+        from dataclasses import replace
+
         min_parallel = max(2, int(options.get("min_parallel", 2)))
-        for p, (span, barriers) in tick_barrier_time(priced, beside, ps, over, min_parallel, False).items():
-            out[p] = span if p == 1 else max(span, gil_floor + barriers * over.sync(p))
+        # Its own calibrated costs where measured: the machinery per event and the hand-off per batch (at
+        # P = 2; beyond, growing as the threads exchange does), both also held under the GIL.
+        batch = costs.tb_batch_s
+        tb_over = over if batch is None else replace(over, o_sync=lambda p: batch + over.sync(p) - over.sync(2))
+        mine = beside + costs.tb_event_s
+        tb_floor = gil_floor + costs.tb_event_s * len(dag) if costs.gil else 0.0
+        for p, (span, barriers) in tick_barrier_time(priced, mine, ps, tb_over, min_parallel, False).items():
+            out[p] = span if p == 1 else max(span, tb_floor + barriers * tb_over.sync(p))
         return t1, out
     if strategy == "conservative":
         sync = str(options.get("sync", "window"))
@@ -622,7 +759,7 @@ def strategy_time(
             else:
                 span, syncs, _look = window_time(priced, part, mine, over.o_msg)
                 span += syncs * over.sync(p)
-            out[p] = max(span, gil_floor + syncs * over.sync(p))
+            out[p] = max(span, (one_floor if p == 1 else gil_floor) + syncs * over.sync(p))
         return t1, out
     raise ValueError(
         f"strategy {strategy!r}: no structural model (known: sequential, split, tick-barrier, conservative)"
@@ -656,6 +793,18 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
         return cache[p]
 
     return lp_of
+
+
+def _handoff_s(held: np.ndarray, released: np.ndarray, costs: Preset) -> np.ndarray:
+    """Per event, the GIL's dead time its GIL-releasing work adds at ``P >= 2`` (:attr:`Preset.gil_wake`).
+
+    A thread that holds the GIL ``h`` and then releases it for ``r`` hands it to a sleeping waiter, which
+    runs only once it has woken (``w``).  Where ``r < h + w`` the releasing thread is back before the waiter
+    is done and waits in turn, so the two strictly alternate and every event leaves the GIL idle for ``w``;
+    with a longer release the two drift apart and neither waits (bench/gil_handoff.py measures both).
+    """
+    wake = costs.wake_s(held * 1e6)
+    return np.where((released > 0) & (released < held + wake), wake, 0.0)
 
 
 def _gil_held_work(dag: Dag, work: np.ndarray, costs: Preset) -> np.ndarray | float:
@@ -727,6 +876,12 @@ def provenance(
             "work_overlap": f"calibration {calibration_file}: work_overlap (threads, P >= 2: a gil-release call's "
             "time beside a second thread's over its time alone, per call size, _work_overlap; sizes measured with "
             f"a core less than {OVERLAP_MIN_CPU} available are left out, and with none left it is 1)",
+            "gil_handoff": f"calibration {calibration_file}: gil_handoff (threads, P >= 2: the GIL's dead time "
+            "per hand-off to a sleeping thread, by how long the GIL was held, _gil_handoff; added to the GIL floor "
+            "for each GIL-releasing call shorter than the hold plus that time)",
+            "tick_barrier": f"calibration {calibration_file}: tick_barrier (_tick_barrier_costs: the batch "
+            "machinery per event, inline executor against the sequential loop, and the hand-off per parallel "
+            "batch, threads against inline, on a work-free PHOLD shape of its own at P = 2; tick-barrier only)",
             "gil_threshold": f"calibration {calibration_file}: gil_release_bytes (measured: the smallest hash a "
             "waiting thread runs beside, gil_release_bytes) / work_units_per_us (gil-release calls below it hold "
             "the GIL)",
