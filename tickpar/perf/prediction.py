@@ -58,7 +58,8 @@ at ``P >= 2``, the two-thread work overlap (``work_overlap``), the GIL's dead ti
 sleeping thread (``gil_handoff``: added to the GIL floor for each GIL-releasing call shorter than the
 hold plus that time, :func:`_handoff_s`) and tick-barrier's own costs (``tick_barrier``: its batch
 machinery per event and its hand-off per batch, measured on a work-free shape of its own).
-``validation`` in ``prediction.csv`` says whether a measured point was fitted on (``fit``), predicted (``sweep``) or on a held-out shape.
+``validation`` in ``prediction.csv`` says whether a measured point was fitted on (``fit``), predicted
+(``sweep``) or on a held-out shape.
 
 Outputs: one JSON per shape (:func:`shape_bounds`, ``results/bounds/{workload}/{shape}.json``),
 the summary columns (:func:`bound_columns`) and ``results/prediction.csv``
