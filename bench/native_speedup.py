@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from tickpar.native.engine import _engine_args, recorded
+from tickpar.native.engine import engine_args, recorded
 from tickpar.runner import resolve_cell
 
 VARIANTS = [  # (strategy, options, order)
@@ -26,7 +26,7 @@ VARIANTS = [  # (strategy, options, order)
 
 
 def loop_s(tn, dag, spec, strategy, workers, options):
-    args = _engine_args(spec, strategy, workers, options)
+    args = engine_args(spec, strategy, workers, options)
     out = tn.run(dag, strategy, workers, **args)
     assert out.failure is None, out.failure
     return out.stats["loop_s"], out

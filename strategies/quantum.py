@@ -147,7 +147,7 @@ class Quantum(Strategy):
             return "exact"  # the quantum is at most the partition's lookahead, its smallest cut latency
         model = spec.build_model(work="none")
         try:
-            plan, _part = self._plan(model, spec, workers, options)
+            plan, _part = self.plan_for(model, spec, workers, options)
         except LookaheadError:
             return "causality"
         q = plan.sync_args["quantum"]
@@ -161,7 +161,7 @@ class Quantum(Strategy):
         """LPs and quanta: the queue of the first diverging component and the quantum it was in."""
         model = spec.build_model(work="none")
         try:
-            plan, _part = self._plan(model, spec, workers, options)
+            plan, _part = self.plan_for(model, spec, workers, options)
         except LookaheadError:
             return None  # refused before the run: the failure message says it all
         names = [c.name for c in model.components]
@@ -171,7 +171,8 @@ class Quantum(Strategy):
         return options.get("backend") == "processes"
 
     @staticmethod
-    def _plan(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
+    def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
+        """The plan of a run of this strategy (its options applied to make_plan, the quantum in its sync_args)."""
         plan, part = make_plan(
             model, workers, method=options["partition"], order=spec.order, sync=QuantumSync.name,
             stall_s=options["stall_s"],
@@ -188,11 +189,11 @@ class Quantum(Strategy):
         extra: dict[str, Any] = {}
         if options["backend"] == "threads":
             model = spec.build_model(detect_races=True)
-            plan, part = self._plan(model, spec, workers, options)
+            plan, part = self.plan_for(model, spec, workers, options)
             results = run_threads(model, plan)
         else:
             # The parent builds the model only to partition it; each queue's process builds its own.
-            plan, part = self._plan(spec.build_model(work="none"), spec, workers, options)
+            plan, part = self.plan_for(spec.build_model(work="none"), spec, workers, options)
             calibrate(spec.work)  # once here: forked processes inherit the rate
             results, extra["start_method"] = run_processes(spec, plan, options["start_method"])
         wall = time.perf_counter() - started

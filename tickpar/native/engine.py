@@ -39,6 +39,7 @@ __all__ = [
     "available",
     "calibrate",
     "check_native_cell",
+    "engine_args",
     "native_golden",
     "require",
     "run_native",
@@ -181,7 +182,9 @@ def _describe(op: str, name: str, when: int, cur_tick: int, reason: str) -> str:
     return f"{op}({name}, when={when}) with cur_tick={cur_tick}: event {reason.replace('-', ' ')}"
 
 
-def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, Any]) -> dict[str, Any]:
+def engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, Any]) -> dict[str, Any]:
+    """The native engine's keyword arguments for a cell: its checks and lock key, or the partition (``lp_of``),
+    lookahead and quantum of the plan the Python strategy of the same name makes (one partition, both engines)."""
     args: dict[str, Any] = {"order": spec.order}
     if strategy in ("sequential", "split", "tick-barrier"):
         args["checks"] = bool(options.get("checks", True))
@@ -224,7 +227,7 @@ def _engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, 
 def _cached_args(key: str, strategy: str, workers: int, options: str) -> dict[str, Any]:
     """The engine's arguments (the partition plan of a partitioned strategy included), once per cell and process:
     a timing worker plans once, as it records once, and every timed value is the replay and its glue."""
-    return _engine_args(RunSpec.from_dict(json.loads(key)), strategy, workers, json.loads(options))
+    return engine_args(RunSpec.from_dict(json.loads(key)), strategy, workers, json.loads(options))
 
 
 def run_native(
