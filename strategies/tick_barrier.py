@@ -556,7 +556,7 @@ class TickBarrier(Strategy):
         )
         runner = _Runner(model, queue, workers, options)
         started = time.perf_counter()
-        crash = None
+        after_race = None
         try:
             runner.run()
         except Exception as exc:
@@ -566,7 +566,7 @@ class TickBarrier(Strategy):
             # gem5 assertion such as a double schedule): on real parallel threads (the free-threaded
             # build) two groups in one component can corrupt its lists and events.  The race is the
             # cause and the verdict; what followed is kept as a statistic.
-            crash = f"{type(exc).__name__}: {exc}"
+            after_race = f"{type(exc).__name__}: {exc}"
         elapsed = time.perf_counter() - started
         record = collect(model, violations=queue.violations)
         st = runner.stats
@@ -587,6 +587,6 @@ class TickBarrier(Strategy):
             races=len(model.races),
             **st,
         )
-        if crash is not None:
-            stats["failed_after_race"] = crash
+        if after_race is not None:
+            stats["failed_after_race"] = after_race
         return StrategyResult(record, stats)
