@@ -199,9 +199,9 @@ def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     per_call, per_us = cal["work"]["gil-release"]
     assert per_us > 0 and per_call >= 0
     assert 1 <= cal["gil_release_bytes"] <= 1 << 16  # measured: the smallest hash a waiting thread runs beside
-    handoff = cal["gil_handoff"]  # under the GIL: the dead time per hand-off, by how long the GIL was held
-    assert len(handoff["hold_us"]) == len(handoff["wake_s"]) == len(handoff["cpu_available"]) >= 2
-    assert all(w >= 0 for w in handoff["wake_s"])
+    handoff = cal["gil_handoff"]  # under the GIL: what a second thread's hand-offs add, per call size
+    assert len(handoff["call_us"]) == len(handoff["excess_s"]) == len(handoff["cpu_available"]) >= 2
+    assert handoff["hold_s"] > 0 and all(e >= 0 for e in handoff["excess_s"])
     tb = cal["tick_barrier"]  # its machinery per event and its hand-off per batch, on a shape of its own
     assert tb["parallel_batches"] > 0 and tb["parallel_events"] > tb["parallel_batches"]
     assert tb["event_s"] >= 0 and tb["batch_s"] >= 0 and tb["inline_s"] > 0
@@ -300,25 +300,31 @@ _CALIBRATION = {
 }
 
 
-def test_gil_hand_off_adds_the_wake_to_the_floor_only_where_the_threads_alternate() -> None:
-    """A GIL-releasing call shorter than the hold plus the wake-up leaves the GIL idle for the wake (P >= 2,
-    threads under the GIL); a longer one, P = 1, processes and a point measured on a shared core add nothing."""
+def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -> None:
+    """The calibrated gil_handoff excess (per GIL-releasing call, by call size) lengthens each thread's calls
+    at P >= 2 and the GIL floor by half as much; P = 1, processes and a size measured on a shared core take
+    none, and with it the older work_overlap inflation is not applied on top."""
     from tickpar.perf.prediction import strategy_time
 
-    handoff = {"hold_us": [1.0, 20.0], "wake_s": [10e-6, 20e-6], "cpu_available": [1.0, 1.0]}
+    handoff = {"call_us": [10.0, 100.0], "excess_s": [20e-6, 2e-6], "cpu_available": [1.0, 1.0]}
     calibration = {**_CALIBRATION, "gil_handoff": handoff}
     costs = preset("here", "threads", "gil-release", calibration)
-    assert costs.wake_s(np.array([0.5, 10.5, 40.0])).tolist() == pytest.approx([10e-6, 15e-6, 20e-6])
-    assert preset("here", "processes", "gil-release", calibration).gil_wake == ()
+    assert costs.excess_s(np.array([5.0, 10.0, 31.6227766, 100.0, 500.0])).tolist() == pytest.approx(
+        [20e-6, 20e-6, 11e-6, 2e-6, 2e-6]
+    )
+    assert preset("here", "processes", "gil-release", calibration).gil_excess == ()
     shared = {**handoff, "cpu_available": [0.5, 1.0]}
     on_shared = preset("here", "threads", "gil-release", {**_CALIBRATION, "gil_handoff": shared})
-    assert on_shared.gil_wake == ((20.0, 20e-6),)
+    assert on_shared.gil_excess == ((100.0, 2e-6),)
+    overlap = {"call_us": [10.0], "inflation": [3.0], "cpu_available": [1.0]}
+    both = preset("here", "threads", "gil-release", {**calibration, "work_overlap": overlap})
     plain = preset("here", "threads", "gil-release", _CALIBRATION)
-    for work_us, slower in ((5.0, True), (100.0, False)):  # 5 µs < 1 µs held + 10 µs wake: they alternate
-        dag = _independent(8, 0.0, work_us)
-        _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
-        _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
-        assert got[1] == base[1] and (got[2] > base[2]) == slower, work_us
+    dag = _independent(8, 0.0, 10.0)
+    _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
+    _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
+    _, with_overlap = strategy_time(dag, "tick-barrier", {}, both, (1, 2), optimistic=False)
+    assert got[1] == base[1] and got[2] == pytest.approx(base[2] + 4 * 20e-6)  # 4 events per thread's group run
+    assert with_overlap == got
 
 
 def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:

@@ -54,9 +54,9 @@ summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 Fitted and calibrated beyond that (issue #17): conservative's ``o_event`` from its own 1-worker runs
 (:func:`one_worker_fits`; the table step prices the model again from the DAGs each shape record
 keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
-at ``P >= 2``, the two-thread work overlap (``work_overlap``), the GIL's dead time per hand-off to a
-sleeping thread (``gil_handoff``: added to the GIL floor for each GIL-releasing call shorter than the
-hold plus that time, :func:`_handoff_s`) and tick-barrier's own costs (``tick_barrier``: its batch
+at ``P >= 2``, what two threads lose to the GIL's hand-offs per GIL-releasing call (``gil_handoff``:
+added to each thread's time, half of it to the GIL floor; older calibrations: the two-thread work
+overlap, ``work_overlap``) and tick-barrier's own costs (``tick_barrier``: its batch
 machinery per event and its hand-off per batch, measured on a work-free shape of its own).
 ``validation`` in ``prediction.csv`` says whether a measured point was fitted on (``fit``), predicted
 (``sweep``) or on a held-out shape.
@@ -185,11 +185,11 @@ class Preset:
     takes a thread while another thread makes such calls too than alone (the GIL hand-off around each
     call, and whatever else the two share), measured by :func:`_work_overlap`; empty: none (1)."""
 
-    gil_wake: tuple[tuple[float, float], ...] = ()
-    """Threads under the GIL: ``(GIL-held µs, seconds)`` pairs: the GIL's dead time per hand-off, while the
-    thread a GIL-releasing call hands the GIL to wakes up, by how long the handing thread held it (the
-    waiter slept about as long), measured by :func:`_gil_handoff`; empty: none (0)."""
-
+    gil_excess: tuple[tuple[float, float], ...] = ()
+    """Threads under the GIL: ``(call µs, seconds)`` pairs: how much longer an iteration of "hold the GIL,
+    then one GIL-releasing call" takes a thread while a second thread does the same than the larger of
+    its own time and both holds, measured by :func:`_gil_handoff` (the GIL's hand-off to a sleeping
+    thread); empty: not measured (:attr:`work_overlap` stands in)."""
     tb_event_s: float = 0.0
     """Tick-barrier, ``P >= 2``: its batch machinery's own cost per event of a parallel batch (grouping,
     deferred insertions, the commit's replay), measured by :func:`_tick_barrier_costs`; 0: none."""
@@ -197,13 +197,13 @@ class Preset:
     """Tick-barrier, ``P >= 2``, threads: the cost of handing a batch to the helper threads and back, per
     parallel batch, at two workers (:func:`_tick_barrier_costs`); ``None``: the threads exchange ``o_sync``."""
 
-    def wake_s(self, held_us: np.ndarray) -> np.ndarray:
-        """:attr:`gil_wake` at each GIL-held time (linear between the measured times, flat beyond)."""
-        if not self.gil_wake:
-            return np.zeros_like(held_us, dtype=np.float64)
-        xs = np.asarray([u for u, _ in self.gil_wake], dtype=np.float64)
-        ys = np.asarray([w for _, w in self.gil_wake], dtype=np.float64)
-        return np.interp(held_us, xs, ys)
+    def excess_s(self, per_call_us: np.ndarray) -> np.ndarray:
+        """:attr:`gil_excess` at each call size (log-linear between the measured sizes, flat beyond)."""
+        if not self.gil_excess:
+            return np.zeros_like(per_call_us, dtype=np.float64)
+        xs = np.log([max(u, 1e-9) for u, _ in self.gil_excess])
+        ys = np.asarray([e for _, e in self.gil_excess], dtype=np.float64)
+        return np.interp(np.log(np.maximum(per_call_us, 1e-9)), xs, ys)
 
     def inflation(self, per_call_us: np.ndarray) -> np.ndarray:
         """:attr:`work_overlap` at each call size (log-linear between the measured sizes, flat beyond)."""
@@ -264,13 +264,13 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     pairs = tuple(sorted((float(u), max(1.0, float(f))) for u, f, a in zip(sizes, factors, free, strict=True)
                          if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # measured while another process shared a core
     handoff = calibration.get("gil_handoff", {}) if work_mode == "gil-release" and backend == "threads" else {}
-    wake = tuple(sorted((float(u), max(0.0, float(w))) for u, w, a in zip(
-        handoff.get("hold_us", ()), handoff.get("wake_s", ()), handoff.get("cpu_available", ()), strict=True
+    excess = tuple(sorted((float(u), max(0.0, float(e))) for u, e, a in zip(
+        handoff.get("call_us", ()), handoff.get("excess_s", ()), handoff.get("cpu_available", ()), strict=True
     ) if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # as work_overlap: a shared core measures the sharing
     tb = calibration.get("tick_barrier") or {}
     tb_ok = bool(tb) and float(tb.get("cpu_available", 0.0)) >= OVERLAP_MIN_CPU
     return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
-                  gil_hold_below_us=hold_below, work_overlap=pairs, gil_wake=wake,
+                  gil_hold_below_us=hold_below, work_overlap=pairs, gil_excess=excess,
                   tb_event_s=float(tb["event_s"]) if tb_ok else 0.0,
                   tb_batch_s=float(tb["batch_s"]) if tb_ok else None)  # fmt: skip
 
@@ -344,18 +344,38 @@ def _work_overlap(
     return out
 
 
+#: What :func:`_gil_handoff`'s threads hold the GIL with: Python that updates objects of a working set far
+#: larger than the caches, about an event's engine and handler cost here (3-6 µs), not a tight loop.  A tight
+#: loop hides most of the hand-off: measured here, with a 2 µs spin the two threads lost 8 µs an iteration at
+#: 10 µs calls and 3 µs at 30 µs, with 4-6 µs of this churn 28 and 10 µs.
+HANDOFF_OBJECTS = 200_000
+HANDOFF_UPDATES = 12
+
+
+class _Churned:
+    __slots__ = ("count", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = 0
+
+
 def _gil_handoff(
-    holds_us: Sequence[float] = (3.0, 10.0, 20.0), release_us: float = 10.0,
+    calls_us: Sequence[float] = (3.0, 10.0, 30.0, 100.0, 300.0), budget_us: float = 60_000.0,
     min_cpu_available: float = OVERLAP_MIN_CPU, tries: int = 2, pause_s: float = 0.5,
 ) -> dict[str, Any]:  # fmt: skip
-    """The GIL's dead time per hand-off: two threads each hold the GIL ``h`` µs, then make one ``gil-release`` call.
+    """What two threads lose to the GIL's hand-offs: each loops "hold the GIL (Python), one ``gil-release`` call".
 
-    With a short call (``release_us``, below ``h`` plus the wake-up) the two threads strictly alternate:
-    each release hands the GIL to a sleeping waiter, which runs only after it wakes, so an iteration takes
-    ``2 (h + wake)``; ``wake`` is half an iteration less ``h`` (bench/gil_handoff.py shows the grid around
-    it).  Best of 3 per ``h``; CPU availability probed around it as in :func:`_work_overlap`.  Empty where
-    the GIL is off (no hand-off to price).
+    Per call size ``r``: one thread's time per iteration alone (``alone_s``, ``h + r``), and beside a second
+    thread doing the same (``beside_s``), best of 3; ``excess_s`` is what the second thread adds beyond the
+    larger of ``h + r`` and ``2 h`` (both holds, serialised by the GIL): where a call is short the two threads
+    alternate and each hand-off waits for the sleeping thread to wake (bench/gil_handoff.py shows the grid
+    of holds and calls).  The hold is :data:`HANDOFF_UPDATES` updates of random objects of
+    :data:`HANDOFF_OBJECTS` (``hold_s``, measured alone).  CPU availability is probed around each size as in
+    :func:`_work_overlap`.  Empty where the GIL is off.
     """
+    import random
+
     from tickpar.host.affinity import gil_disabled
     from tickpar.kernel.work import make_work
     from tickpar.perf.timing import cpu_availability
@@ -363,35 +383,51 @@ def _gil_handoff(
     if gil_disabled():
         return {}
     work, _ = make_work("gil-release")
-    hold, _ = make_work("gil-hold")
+    objects = [_Churned() for _ in range(HANDOFF_OBJECTS)]
 
-    def loop(h: float, n: int) -> None:
+    def loop(r: float, n: int, seed: int) -> None:
+        pick = random.Random(seed).randrange
+        size = len(objects)
         for _ in range(n):
-            hold(h)
-            work(release_us)
+            for _ in range(HANDOFF_UPDATES):
+                o = objects[pick(size)]
+                o.count += 1
+                o.last = o.count
+            if r:
+                work(r)
 
-    def both(h: float, n: int) -> float:
-        other = threading.Thread(target=loop, args=(h, n), daemon=True)
+    def iterations(r: float) -> int:  # about budget_us of loop alone
+        return max(300, int(budget_us / (r + 5.0)))
+
+    def alone(r: float) -> float:
+        n = iterations(r)
+        return min(_timed(lambda: loop(r, n, 1)) for _ in range(3)) / n
+
+    def both(r: float) -> float:
+        n = iterations(r)
+        other = threading.Thread(target=loop, args=(r, n, 2), daemon=True)
         started = time.perf_counter()
         other.start()
-        loop(h, n)
+        loop(r, n, 1)
         other.join()
         return (time.perf_counter() - started) / n
 
-    out: dict[str, Any] = {"release_us": release_us, "hold_us": [], "iteration_s": [], "wake_s": [],
+    hold = alone(0.0)
+    out: dict[str, Any] = {"hold_s": hold, "call_us": [], "alone_s": [], "beside_s": [], "excess_s": [],
                            "cpu_available": []}  # fmt: skip
-    for h in holds_us:
-        n = max(50, int(30_000 / (h + release_us)))
+    for r in calls_us:
         for attempt in range(tries):
             free = float(cpu_availability(0.05)["min"])
-            iteration = min(both(h, n) for _ in range(3))
+            one = alone(r)
+            two = min(both(r) for _ in range(3))
             free = min(free, float(cpu_availability(0.05)["min"]))
             if free >= min_cpu_available or attempt == tries - 1:
                 break
             time.sleep(pause_s)
-        out["hold_us"].append(float(h))
-        out["iteration_s"].append(iteration)
-        out["wake_s"].append(max(0.0, iteration / 2 - h * 1e-6))
+        out["call_us"].append(float(r))
+        out["alone_s"].append(one)
+        out["beside_s"].append(two)
+        out["excess_s"].append(max(0.0, two - max(one, 2 * hold)))
         out["cpu_available"].append(free)
     return out
 
@@ -722,15 +758,20 @@ def strategy_time(
     cost = plain + over.o_event
     gil_work = _gil_held_work(dag, work, costs)
     held = engine + over.o_event + gil_work
-    # Beside another thread (P >= 2, threads) a GIL-releasing call takes its thread longer (work_overlap).
     calls = dag.events["work_calls"].to_numpy(dtype=np.float64)
     per_call_us = dag.events["work_us"].to_numpy(dtype=np.float64) / np.maximum(calls, 1.0)
     released = np.where(np.asarray(gil_work) > 0, 0.0, work) if costs.gil else np.zeros_like(work)
-    beside = cost + released * (costs.inflation(per_call_us) - 1.0)
-    # The GIL floor: what holds the GIL, serialised, plus (P >= 2) its dead time at each hand-off.
     one_floor = float(held.sum()) if costs.gil else 0.0
-    handoffs = _handoff_s(held, released, costs)
-    gil_floor = one_floor + float(handoffs.sum()) if costs.gil else 0.0
+    if costs.gil and costs.gil_excess:
+        # Beside another thread (P >= 2, threads under the GIL) each GIL-releasing call costs its thread the
+        # calibrated excess (gil_handoff), and the GIL's floor half of it (one iteration holds two events).
+        excess = np.where(released > 0, calls * costs.excess_s(per_call_us), 0.0)
+        beside = cost + excess
+        gil_floor = one_floor + 0.5 * float(excess.sum())
+    else:
+        # Older calibrations: a GIL-releasing call takes its thread longer beside another (work_overlap).
+        beside = cost + released * (costs.inflation(per_call_us) - 1.0)
+        gil_floor = one_floor
     out: dict[int, float] = {}
     if strategy == "split":
         for p in ps:
@@ -794,18 +835,6 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
         return cache[p]
 
     return lp_of
-
-
-def _handoff_s(held: np.ndarray, released: np.ndarray, costs: Preset) -> np.ndarray:
-    """Per event, the GIL's dead time its GIL-releasing work adds at ``P >= 2`` (:attr:`Preset.gil_wake`).
-
-    A thread that holds the GIL ``h`` and then releases it for ``r`` hands it to a sleeping waiter, which
-    runs only once it has woken (``w``).  Where ``r < h + w`` the releasing thread is back before the waiter
-    is done and waits in turn, so the two strictly alternate and every event leaves the GIL idle for ``w``;
-    with a longer release the two drift apart and neither waits (bench/gil_handoff.py measures both).
-    """
-    wake = costs.wake_s(held * 1e6)
-    return np.where((released > 0) & (released < held + wake), wake, 0.0)
 
 
 def _gil_held_work(dag: Dag, work: np.ndarray, costs: Preset) -> np.ndarray | float:
@@ -877,9 +906,10 @@ def provenance(
             "work_overlap": f"calibration {calibration_file}: work_overlap (threads, P >= 2: a gil-release call's "
             "time beside a second thread's over its time alone, per call size, _work_overlap; sizes measured with "
             f"a core less than {OVERLAP_MIN_CPU} available are left out, and with none left it is 1)",
-            "gil_handoff": f"calibration {calibration_file}: gil_handoff (threads, P >= 2: the GIL's dead time "
-            "per hand-off to a sleeping thread, by how long the GIL was held, _gil_handoff; added to the GIL floor "
-            "for each GIL-releasing call shorter than the hold plus that time)",
+            "gil_handoff": f"calibration {calibration_file}: gil_handoff (threads under the GIL, P >= 2: per "
+            "gil-release call size, what a second thread looping 'hold the GIL, one call' adds to a thread's "
+            "iteration beyond max(hold + call, 2 holds), _gil_handoff; added to each such call, half of it to "
+            "the GIL floor; where it is absent, work_overlap inflates the calls instead)",
             "tick_barrier": f"calibration {calibration_file}: tick_barrier (_tick_barrier_costs: the batch "
             "machinery per event, inline executor against the sequential loop, and the hand-off per parallel "
             "batch, threads against inline, on a work-free PHOLD shape of its own at P = 2; tick-barrier only)",
