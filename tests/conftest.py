@@ -26,7 +26,7 @@ set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 #: deterministic figures, and no measurement per test.
 CXX_CALIBRATION = {
     "format": "tickpar.calibration/1", "mutex_ns": 20.0, "barrier_ns": 500.0, "message_ns": 150.0, "event_ns": 80.0,
-    "machine": {"cpu": "test fixture", "cores": 2}, "date": "2026-01-01T00:00:00+0000",
+    "tb_batch_ns": 5000.0, "machine": {"cpu": "test fixture", "cores": 2}, "date": "2026-01-01T00:00:00+0000",
 }  # fmt: skip
 _CALIBRATION_FILE = _HYPOTHESIS_HOME / "calibration.json"
 _CALIBRATION_FILE.write_text(json.dumps(CXX_CALIBRATION))

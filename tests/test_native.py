@@ -106,8 +106,9 @@ def test_calibrate_writes_the_contract_keys(tmp_path: Path) -> None:
     out = tmp_path / "cal.json"
     assert main(["calibrate", "--budget", "0.05", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
-    for key in ("mutex_ns", "barrier_ns", "message_ns", "event_ns"):
+    for key in ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns"):
         assert data[key] > 0
+    assert data["details"]["tb_parallel_batches"] > 0 and "tb_batch_ns" in data["what"]
     assert data["machine"]["cores"] and data["date"]
 
 

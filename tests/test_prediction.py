@@ -64,6 +64,7 @@ def test_presets_carry_their_costs_and_cxx_names_its_calibration_file() -> None:
         assert (entry["value"] >= 0 and "calibration.json" in entry["source"]) or name == "sync_a_s", name
     cxx = preset("cxx", "threads", "gil-release")
     assert cxx.event_s == pytest.approx(80e-9) and not cxx.gil
+    assert cxx.tb_batch_s == pytest.approx(5e-6)  # tick-barrier's measured batch cost, in place of the barrier
     assert cxx.overheads.sync(64) == pytest.approx(6 * 500e-9)
     here = preset("here", "threads", "gil-release", _CALIBRATION)
     assert here.gil and here.event_s is None
@@ -344,3 +345,14 @@ def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:
     assert got[1] == base[1]
     # One parallel batch: the exchange (5e-5 + 1e-5) gives way to the batch's 300 µs, plus 2 µs an event.
     assert got[2] - base[2] == pytest.approx(300e-6 - 6e-5 + 4 * 2e-6, rel=0.2)
+
+
+def test_an_older_native_calibration_without_the_batch_cost_leaves_the_barrier(tmp_path: Path) -> None:
+    """A `tickpar calibrate` file from before tb_batch_ns: the cxx preset keeps the barrier round for tick-barrier."""
+    from tests.conftest import CXX_CALIBRATION
+
+    old = {k: v for k, v in CXX_CALIBRATION.items() if k != "tb_batch_ns"}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(old))
+    costs = cxx_costs(path)
+    assert math.isnan(costs["tb_batch_s"]["value"]) and costs["tb_batch_s"]["source"] == "none"

@@ -36,6 +36,7 @@ __all__ = [
     "NATIVE_STRATEGIES",
     "NOT_TAKEN",
     "RUNS_AS",
+    "TB_CALIBRATION_SHAPE",
     "available",
     "calibrate",
     "check_native_cell",
@@ -43,6 +44,7 @@ __all__ = [
     "native_golden",
     "require",
     "run_native",
+    "tick_barrier_batch_ns",
     "untraced_golden",
 ]
 
@@ -340,6 +342,44 @@ def check_native_cell(golden: OracleRecord, got: OracleRecord) -> Any:
     return compare(native_golden(golden), got)
 
 
+_CALIBRATION_KEYS = ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns")
+
+#: The work-free PHOLD shape that tick-barrier's calibrations run (both engines; none of the sweep's shapes).
+TB_CALIBRATION_SHAPE = {"lps": 12, "population": 6, "mean": 150.0, "lookahead": 500, "granularity": 400,
+                        "end_tick": 12_000}  # fmt: skip
+
+
+def tick_barrier_batch_ns(repeats: int = 30) -> dict[str, float]:
+    """The native tick-barrier's cost per parallel batch at two workers beyond its share of the events.
+
+    Replays of :data:`TB_CALIBRATION_SHAPE` (work none), best of ``repeats``: the two-worker tick-barrier
+    loop less half the sequential loop, over its parallel batches.  It holds the barrier, the serial commit
+    of the batch's insertions, and what the two cores pay to share the batch's data.
+    """
+    from tickpar.plugins.registry import get_registry
+
+    tn = _module()
+    cls = get_registry().workload("phold")
+    params = {name: param.default for name, param in cls.params.items()}
+    spec = RunSpec("phold", {**params, **TB_CALIBRATION_SHAPE}, 1, "gem5", "none")
+    _rec, dag = recorded(spec)
+
+    def best(strategy: str, workers: int) -> tuple[float, Any]:
+        args = engine_args(spec, strategy, workers, {})
+        runs = [tn.run(dag, strategy, workers, **args) for _ in range(repeats)]
+        return min(float(r.stats["loop_s"]) for r in runs), runs[0]
+
+    sequential, _ = best("sequential", 1)
+    parallel, out = best("tick-barrier", 2)
+    batches = max(1, int(out.stats["parallel_batches"]))
+    return {
+        "tb_batch_ns": max(0.0, parallel - sequential / 2) / batches * 1e9,
+        "tb_sequential_ns": sequential * 1e9,
+        "tb_parallel_ns": parallel * 1e9,
+        "tb_parallel_batches": float(batches),
+    }
+
+
 def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
     """The engine's calibration microbenchmarks (``tickpar calibrate``), with the machine and the date."""
     require()
@@ -347,6 +387,7 @@ def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
     import platform
 
     values = dict(_module().calibrate(budget_s))
+    values.update(tick_barrier_batch_ns())
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -358,8 +399,8 @@ def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
         pass
     return {
         "format": "tickpar.calibration/1",
-        **{k: values[k] for k in ("mutex_ns", "barrier_ns", "message_ns", "event_ns")},
-        "details": {k: v for k, v in values.items() if k not in ("mutex_ns", "barrier_ns", "message_ns", "event_ns")},
+        **{k: values[k] for k in _CALIBRATION_KEYS},
+        "details": {k: v for k, v in values.items() if k not in _CALIBRATION_KEYS},
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "node": platform.node()},
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "what": {
@@ -367,5 +408,7 @@ def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
             "barrier_ns": "one round of the engine's spinning barrier between 2 threads",
             "message_ns": "a message handed to another thread through a one-slot mailbox (half a round trip)",
             "event_ns": "the native queue's schedule + pop + replay bookkeeping per event (1024 pending)",
+            "tb_batch_ns": "tick-barrier at 2 workers: per parallel batch, its loop beyond half the sequential "
+            "loop (work-free PHOLD, TB_CALIBRATION_SHAPE)",
         },
     }

@@ -223,7 +223,10 @@ def cxx_costs(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
         "sync_b_s": {"value": cal["barrier_ns"] * 1e-9, "source": f"barrier_ns (2 threads) in {where}"},
         "o_msg_s": {"value": cal["message_ns"] * 1e-9, "source": f"message_ns in {where}"},
         "file": {"value": 0.0, "source": str(cal["file"])},
-    }
+        # Older calibration files have no tick-barrier batch cost: the barrier round stands in (NaN here).
+        "tb_batch_s": {"value": cal["tb_batch_ns"] * 1e-9 if "tb_batch_ns" in cal else math.nan,
+                       "source": f"tb_batch_ns in {where}" if "tb_batch_ns" in cal else "none"},
+    }  # fmt: skip
 
 
 COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")

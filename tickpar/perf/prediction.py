@@ -85,6 +85,7 @@ import pandas as pd
 
 from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
 from tickpar.kernel.work import calibrate as work_rate
+from tickpar.native.engine import TB_CALIBRATION_SHAPE
 from tickpar.perf.bounds import (
     Dag,
     Overheads,
@@ -243,7 +244,10 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r} is not allowed: one of {', '.join(BACKENDS)}")
     if name == "cxx":
-        return Preset("cxx", backend, work_mode, cxx_overheads(), cxx_costs()["event_s"]["value"], 0.0, 1e-6, gil=False)
+        cxx = cxx_costs()
+        batch = cxx["tb_batch_s"]["value"]
+        return Preset("cxx", backend, work_mode, cxx_overheads(), cxx["event_s"]["value"], 0.0, 1e-6, gil=False,
+                      tb_batch_s=None if math.isnan(batch) else batch)  # fmt: skip
     if name != "here":
         raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
     if calibration is None:
@@ -430,11 +434,6 @@ def _gil_handoff(
         out["excess_s"].append(max(0.0, two - max(one, 2 * hold)))
         out["cpu_available"].append(free)
     return out
-
-
-#: The shape :func:`_tick_barrier_costs` runs: PHOLD with shared ticks, work-free, none of the sweep's shapes.
-TB_CALIBRATION_SHAPE = {"lps": 12, "population": 6, "mean": 150.0, "lookahead": 500, "granularity": 400,
-                        "end_tick": 12_000}  # fmt: skip
 
 
 def _tick_barrier_costs(repeats: int = 5) -> dict[str, Any]:
@@ -895,6 +894,7 @@ def provenance(
             "o_sync": f"{costs['sync_b_s']['source']} x log2(P)",
             "o_msg": costs["o_msg_s"]["source"],
             "work": "work_us as requested (the native engine's calibrated spin)",
+            "tick_barrier": costs["tb_batch_s"]["source"] + " (tick-barrier's sync per parallel batch at P = 2)",
         }
     else:
         model = {
