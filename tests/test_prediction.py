@@ -66,11 +66,11 @@ def test_presets_carry_their_costs_and_cxx_names_its_calibration_file() -> None:
     assert cxx.event_s == pytest.approx(80e-9) and not cxx.gil
     assert cxx.tb_batch_s == pytest.approx(5e-6)  # tick-barrier's measured batch cost, in place of the barrier
     assert cxx.overheads.sync(64) == pytest.approx(6 * 500e-9)
-    here = preset("here", "threads", "gil-release", _CALIBRATION)
+    here = preset("here", "threads", "gil-release", CALIBRATION)
     assert here.gil and here.event_s is None
     assert here.overheads.sync(16) == pytest.approx(5e-5 + 4 * 1e-5)
-    assert preset("here", "processes", "gil-release", _CALIBRATION).overheads.sync(1) == 0.0
-    assert not preset("here", "mpi", "gil-release", _CALIBRATION).gil
+    assert preset("here", "processes", "gil-release", CALIBRATION).overheads.sync(1) == 0.0
+    assert not preset("here", "mpi", "gil-release", CALIBRATION).gil
     for bad in (("fast", "threads"), ("here", "threads"), ("cxx", "gpu")):
         with pytest.raises(ValueError, match=r"not allowed|needs a calibration"):
             preset(bad[0], bad[1], "none")
@@ -178,7 +178,7 @@ def test_bound_at_one_worker_is_one_for_every_strategy(tmp_path: Path) -> None:
 def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m tickpar.perf.prediction shape` with bad cells or params: exit 2, one line on stderr."""
     cal = tmp_path / "cal.json"
-    cal.write_text(json.dumps(_CALIBRATION))
+    cal.write_text(json.dumps(CALIBRATION))
     base = ["shape", "-w", "phold", "--shape", "s", "--calibration", str(cal), "--out", str(tmp_path / "o.json")]
     for extra in (["--cells", "{nope"], ["--cells", "[]", "-p", "lps=0"], ["--cells", "[]", "--workers", "0"]):
         assert main([*base, *extra]) == 2
@@ -264,7 +264,7 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
     overlap their work in the model; the bound (no GIL floor) and calls above the threshold still do."""
     from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
 
-    calibration = {**_CALIBRATION, "work_units_per_us": {"gil-release": GIL_RELEASE_MIN_BYTES / 5.0}}  # threshold 5 µs
+    calibration = {**CALIBRATION, "work_units_per_us": {"gil-release": GIL_RELEASE_MIN_BYTES / 5.0}}  # threshold 5 µs
     costs = preset("here", "threads", "gil-release", calibration)
     assert costs.gil_hold_below_us == pytest.approx(5.0)
     small, large = _independent(4, 0.0, 1.0), _independent(4, 0.0, 50.0)
@@ -275,7 +275,7 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
     assert released[4] < 0.7 * 4 * (1e-6 + 50e-6)  # overlapped: one event plus a barrier, below T1
     _, bound = strategy_time(small, "tick-barrier", {}, costs, (1, 4), optimistic=True)
     assert bound[4] == pytest.approx(t1_small / 4)
-    assert preset("here", "threads", "gil-release", _CALIBRATION).gil_hold_below_us == 0.0  # no rate: unknown
+    assert preset("here", "threads", "gil-release", CALIBRATION).gil_hold_below_us == 0.0  # no rate: unknown
     measured = {**calibration, "gil_release_bytes": GIL_RELEASE_MIN_BYTES * 2}  # the calibration's own figure wins
     assert preset("here", "threads", "gil-release", measured).gil_hold_below_us == pytest.approx(10.0)
     never = {**calibration, "gil_release_bytes": None}  # no size released it: every call holds the GIL
@@ -292,15 +292,6 @@ def test_gil_release_bytes_finds_the_hash_size_that_lets_another_thread_run() ->
     assert _waiter_runs(found - 1, 2000) == 0  # below it the GIL is held: not a timing, a count
 
 
-_CALIBRATION = {
-    "cores": 2,
-    "o_event_s": 1e-6,
-    "work": {"gil-release": [1e-6, 1e-6], "gil-hold": [0.0, 1e-6]},
-    "sync_model": {"threads": [5e-5, 1e-5], "processes": [4e-5, 1e-5], "mpi": [4e-5, 1e-5]},
-    "o_msg_s": {"threads": 5e-7, "processes": 2e-6, "mpi": 2e-6},
-}
-
-
 def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -> None:
     """The calibrated gil_handoff excess (per GIL-releasing call, by call size) lengthens each thread's calls
     at P >= 2 and the GIL floor by half as much; P = 1, processes and a size measured on a shared core take
@@ -308,18 +299,18 @@ def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -
     from tickpar.perf.prediction import strategy_time
 
     handoff = {"call_us": [10.0, 100.0], "excess_s": [20e-6, 2e-6], "cpu_available": [1.0, 1.0]}
-    calibration = {**_CALIBRATION, "gil_handoff": handoff}
+    calibration = {**CALIBRATION, "gil_handoff": handoff}
     costs = preset("here", "threads", "gil-release", calibration)
     assert costs.excess_s(np.array([5.0, 10.0, 31.6227766, 100.0, 500.0])).tolist() == pytest.approx(
         [20e-6, 20e-6, 11e-6, 2e-6, 2e-6]
     )
     assert preset("here", "processes", "gil-release", calibration).gil_excess == ()
     shared = {**handoff, "cpu_available": [0.5, 1.0]}
-    on_shared = preset("here", "threads", "gil-release", {**_CALIBRATION, "gil_handoff": shared})
+    on_shared = preset("here", "threads", "gil-release", {**CALIBRATION, "gil_handoff": shared})
     assert on_shared.gil_excess == ((100.0, 2e-6),)
     overlap = {"call_us": [10.0], "inflation": [3.0], "cpu_available": [1.0]}
     both = preset("here", "threads", "gil-release", {**calibration, "work_overlap": overlap})
-    plain = preset("here", "threads", "gil-release", _CALIBRATION)
+    plain = preset("here", "threads", "gil-release", CALIBRATION)
     dag = _independent(8, 0.0, 10.0)
     _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
     _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
@@ -335,10 +326,10 @@ def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:
 
     tb = {"event_s": 2e-6, "batch_s": 300e-6, "cpu_available": 1.0}
     dag = _independent(8, 1e-6, 50.0)
-    plain = preset("here", "threads", "gil-release", _CALIBRATION)
-    costs = preset("here", "threads", "gil-release", {**_CALIBRATION, "tick_barrier": tb})
+    plain = preset("here", "threads", "gil-release", CALIBRATION)
+    costs = preset("here", "threads", "gil-release", {**CALIBRATION, "tick_barrier": tb})
     assert (costs.tb_event_s, costs.tb_batch_s) == (2e-6, 300e-6)
-    assert preset("here", "threads", "gil-release", {**_CALIBRATION, "tick_barrier": {**tb, "cpu_available": 0.5}}
+    assert preset("here", "threads", "gil-release", {**CALIBRATION, "tick_barrier": {**tb, "cpu_available": 0.5}}
                   ).tb_batch_s is None  # fmt: skip  # measured on a shared core: not used
     _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
     _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)

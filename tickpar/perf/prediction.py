@@ -199,20 +199,21 @@ class Preset:
     parallel batch, at two workers (:func:`_tick_barrier_costs`); ``None``: the threads exchange ``o_sync``."""
 
     def excess_s(self, per_call_us: np.ndarray) -> np.ndarray:
-        """:attr:`gil_excess` at each call size (log-linear between the measured sizes, flat beyond)."""
-        if not self.gil_excess:
-            return np.zeros_like(per_call_us, dtype=np.float64)
-        xs = np.log([max(u, 1e-9) for u, _ in self.gil_excess])
-        ys = np.asarray([e for _, e in self.gil_excess], dtype=np.float64)
-        return np.interp(np.log(np.maximum(per_call_us, 1e-9)), xs, ys)
+        """:attr:`gil_excess` at each call size (log-linear between the measured sizes, flat beyond; 0 unmeasured)."""
+        return _by_call_size(self.gil_excess, per_call_us, 0.0)
 
     def inflation(self, per_call_us: np.ndarray) -> np.ndarray:
-        """:attr:`work_overlap` at each call size (log-linear between the measured sizes, flat beyond)."""
-        if not self.work_overlap:
-            return np.ones_like(per_call_us, dtype=np.float64)
-        xs = np.log([max(u, 1e-9) for u, _ in self.work_overlap])
-        ys = np.asarray([f for _, f in self.work_overlap], dtype=np.float64)
-        return np.interp(np.log(np.maximum(per_call_us, 1e-9)), xs, ys)
+        """:attr:`work_overlap` at each call size (log-linear between the measured sizes, flat beyond; 1 unmeasured)."""
+        return _by_call_size(self.work_overlap, per_call_us, 1.0)
+
+
+def _by_call_size(pairs: tuple[tuple[float, float], ...], per_call_us: np.ndarray, unmeasured: float) -> np.ndarray:
+    """``(call µs, value)`` pairs at each call size: linear in log(size) between them, flat beyond."""
+    if not pairs:
+        return np.full_like(per_call_us, unmeasured, dtype=np.float64)
+    xs = np.log([max(u, 1e-9) for u, _ in pairs])
+    ys = np.asarray([v for _, v in pairs], dtype=np.float64)
+    return np.interp(np.log(np.maximum(per_call_us, 1e-9)), xs, ys)
 
 
 def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
