@@ -76,7 +76,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -438,7 +438,7 @@ def _gil_handoff(
 
 
 def _tick_barrier_costs(repeats: int = 5) -> dict[str, Any]:
-    """Tick-barrier's own overheads at two workers, from three runs of :data:`TB_CALIBRATION_SHAPE` (work none).
+    """Tick-barrier's own overheads at two workers, from :data:`TB_CALIBRATION_SHAPE` (work none) run three ways.
 
     ``event_s``: per event of a parallel batch, the batch machinery's cost (two workers with the inline
     executor, which groups, defers and replays as the threads do but on one thread, against the plain
@@ -654,7 +654,7 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "gil_release_bytes": gil_release_bytes() if "gil-release" in work_modes else None,
         # Two threads' GIL-releasing calls against one's: the hand-off around each call (threads, P >= 2).
         "work_overlap": _work_overlap() if "gil-release" in work_modes and cores >= 2 else {},
-        # The GIL's dead time per hand-off to a sleeping thread (threads under the GIL, P >= 2).
+        # What a second thread's GIL hand-offs add per GIL-releasing call, by call size (threads under the GIL).
         "gil_handoff": _gil_handoff() if "gil-release" in work_modes and cores >= 2 else {},
         # Tick-barrier's batch machinery per event, and its hand-off per batch (P = 2, threads).
         "tick_barrier": _tick_barrier_costs() if cores >= 2 else {},
@@ -778,8 +778,6 @@ def strategy_time(
             out[p] = t1 if p == 1 else max(float(beside.sum()) / p, len(dag) * over.o_event, gil_floor)
         return t1, out
     if strategy == "tick-barrier":
-        from dataclasses import replace
-
         min_parallel = max(2, int(options.get("min_parallel", 2)))
         # Its own calibrated costs where measured: the machinery per event and the hand-off per batch (at
         # P = 2; beyond, growing as the threads exchange does), both also held under the GIL.
@@ -1032,8 +1030,6 @@ def model_rows(
     preset ``here``; ``native``: ``cxx``), named in ``model_sources``.  The bound takes no fit: it has
     no overhead at all.
     """
-    from dataclasses import replace
-
     calibration = record["calibration"]
     calibration_file = str(record.get("calibration_file", "results/bounds/calibration.json"))
     ps = [int(p) for p in record["workers"]]
