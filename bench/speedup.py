@@ -20,11 +20,19 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from tickpar.perf.timing import TimingJob, measure_cells
 from tickpar.pipeline.aggregate import speedup_columns, usable_values
-from tickpar.pipeline.sweep import BASELINE, SweepError, load_config_file, load_sweep
+from tickpar.pipeline.sweep import BASELINE, SweepCell, SweepError, load_config_file, load_sweep
+
+
+def baseline_of(cell: SweepCell, cells: Sequence[SweepCell]) -> SweepCell | None:
+    """The sequential cell ``cell``'s speedup is taken over, as the pipeline takes it (tickpar.pipeline.aggregate):
+    the same order, engine and interpreter (a native cell over the native replay, never the Python loop)."""
+    return next((b for b in cells if b.strategy == BASELINE and b.order == cell.order
+                 and b.engine == cell.engine and b.interpreter == cell.interpreter), None)  # fmt: skip
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -71,7 +79,7 @@ def _main(argv: list[str] | None = None) -> int:
             for c, rec in zip(cells, records, strict=True):
                 if c.strategy == BASELINE:
                     continue
-                base = next((b for b in cells if b.strategy == BASELINE and b.order == c.order), None)
+                base = baseline_of(c, cells)
                 cols = speedup_columns(usable.get(base.key) if base else None, usable[c.key], 2000, 0.95, 1)
                 flags = "exact" if rec.get("timed_exact") else f"NOT exact/{rec['status']}"
                 flags += ", contended" if rec.get("contended") else ""

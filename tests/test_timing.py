@@ -56,6 +56,21 @@ PLUGIN = textwrap.dedent(
             return get_registry().strategy("sequential")().run(replace(spec, seed=spec.seed + 1), 1, {})
 
 
+    class BlasThreads(Strategy):
+        name = "test-blas-threads"
+        summary = "test double: the sequential run where the process has one BLAS thread, another seed's elsewhere"
+
+        def run(self, spec, workers, options):
+            import os
+            from dataclasses import replace
+
+            from tickpar.plugins.registry import get_registry
+
+            one = all(os.environ.get(v) == "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
+            run = spec if one else replace(spec, seed=spec.seed + 1)
+            return get_registry().strategy("sequential")().run(run, 1, {})
+
+
     class Boom(Strategy):
         name = "test-boom"
         summary = "test double: raises"
@@ -163,6 +178,23 @@ def test_a_timed_run_that_is_not_exact_is_flagged(doubles: Path, tmp_path: Path)
     assert rec["status"] == "ok"
     assert rec["timed_exact"] is False and rec["timed_verdicts"] == {"diverged": 5}
     assert "not exact" in rec["reason"]
+
+
+def test_timed_workers_run_one_blas_thread_whatever_the_job_says(
+    doubles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snakemake gives a timing job OPENBLAS_NUM_THREADS=<threads>; every timed worker still runs with 1 (a spinning
+    BLAS thread beside a cell's own threads slowed the first values of native cells ~2x), and forwarding it again
+    through inherit_environ changes nothing."""
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    rec = measure(
+        _cell("test-blas-threads"), [*TINY_ARGS, "--strategy", "test-blas-threads"], tmp_path / "t.json",
+        processes=1, values=2, warmups=0, timeout=60, retimes=0,
+        inherit_environ=["TICKPAR_PLUGINS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"],
+    )  # fmt: skip
+    assert rec["status"] == "ok" and rec["timed_verdicts"] == {"exact": 2}, rec["reason"]
+    assert rec["worker_env"]["OPENBLAS_NUM_THREADS"] == "1"
 
 
 def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

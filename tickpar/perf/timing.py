@@ -92,6 +92,7 @@ from tickpar.verify.oracle import FAILED_RUN
 
 __all__ = [
     "MIN_CPU_AVAILABLE",
+    "ONE_THREAD_ENV",
     "RETIMES",
     "RETIME_WAIT_S",
     "TIMING_FORMAT",
@@ -113,6 +114,14 @@ MIN_CPU_AVAILABLE = 0.9
 RETIMES = 2
 #: Seconds to wait before re-timing a contended round (a short burst of other load has passed).
 RETIME_WAIT_S = 1.0
+#: Thread-pool sizes forced to 1 in every timed process (the pyperf parent and, through ``--inherit-environ``,
+#: its workers), whatever the caller's environment says.  tickpar's own default (``tickpar/__init__.py``) only
+#: fills in an unset variable, and Snakemake sets ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` to a job's
+#: ``threads`` (2 for a timing job): measured on a 2-core VM, a worker started with ``OPENBLAS_NUM_THREADS=2``
+#: took 7.7-12 ms for the first 2 of 3 values of a native phold conservative cell at work_us 10 and
+#: 8.3-8.9 ms for all of tick-barrier's, against 4.5-5.1 ms with 1 (numpy's BLAS thread spins beside the
+#: cell's own threads).  No timed cell uses a threaded BLAS; the cell's own threads are what is measured.
+ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: Spin time per core of one CPU-availability probe (seconds); at most _PROBE_TOTAL_S over all cores.
 _PROBE_PER_CORE_S = 0.05
 _PROBE_TOTAL_S = 0.8
@@ -453,6 +462,7 @@ def _new_record(job: TimingJob, rounds: int, values: int, warmups: int) -> dict[
         "pyperf_file": None,
         "pyperf_metadata": {},
         "work_units_per_us": None,
+        "worker_env": dict(ONE_THREAD_ENV),
         "python_executable": job.executable,
     }
 
@@ -554,7 +564,8 @@ def _time_round(
     if inherit:
         cmd.append("--inherit-environ=" + ",".join(inherit))
     before = before or cpu_availability()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    env = {**os.environ, **ONE_THREAD_ENV}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     try:
         output, _ = proc.communicate(timeout=timeout)
         timed_out = False
@@ -688,9 +699,10 @@ def measure_cells(
         raise ValueError("--processes, --values and the long cells' values must be >= 1, --warmups >= 0")
     if retimes < 0 or retime_wait_s < 0:
         raise ValueError("--retimes and the wait before a re-time must be >= 0")
-    # pyperf gives its workers a clean environment; the thread-pinning switch must reach them too
+    # pyperf gives its workers a clean environment; the thread-pinning switch and the one-thread pools
+    # (ONE_THREAD_ENV, set for every worker by _time_round) must reach them too
     inherit = [name for name in (*inherit_environ, PIN_ENV) if name in os.environ]
-    inherit = list(dict.fromkeys(inherit))
+    inherit = list(dict.fromkeys([*inherit, *ONE_THREAD_ENV]))
     started = time.perf_counter()
     per_job = {id(job): values_for(job, values, long_cell_s, long_values) for job in jobs}
     for job in jobs:
