@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -22,20 +23,47 @@ def test_worker_cpus_are_the_allowed_cpus_in_order(monkeypatch: pytest.MonkeyPat
         assert worker_cpus(2) == allowed[:2]
 
 
-def test_pinning_follows_the_gil_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset: pinned where the GIL is off (threads that never sleep), not under the GIL; 0 and 1 decide."""
-    monkeypatch.delenv(PIN_ENV, raising=False)
-    assert pinning_requested() is gil_disabled()
-    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: False, raising=False)
-    assert pinning_requested() is True
-    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: True, raising=False)
-    assert pinning_requested() is False and worker_cpus(2) is None
-    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: False, raising=False)
-    monkeypatch.setenv(PIN_ENV, "0")
-    assert worker_cpus(2) is None
-    monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda: True, raising=False)
-    monkeypatch.setenv(PIN_ENV, "1")
-    assert pinning_requested() is True
+def test_pinning_is_the_default_whatever_the_gil(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset, empty or 1: pinned, with the GIL on or off (tickpar.host.affinity says why); 0: never."""
+    for gil_on in (True, False):
+        monkeypatch.setattr(affinity.sys, "_is_gil_enabled", lambda on=gil_on: on, raising=False)
+        assert gil_disabled() is not gil_on
+        for value, pins in (("", True), (" ", True), ("1", True), ("0", False)):
+            monkeypatch.setenv(PIN_ENV, value)
+            assert pinning_requested() is pins, (gil_on, value)
+            if len(os.sched_getaffinity(0)) >= 2:
+                assert (worker_cpus(2) is not None) is pins
+        monkeypatch.delenv(PIN_ENV, raising=False)
+        assert pinning_requested() is True
+
+
+def test_the_gil_handoff_calibration_pins_its_threads_as_the_strategies_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both threads of ``_gil_handoff`` run on the CPUs ``worker_cpus(2)`` gives; unpinned with ``0``."""
+    from tickpar.perf import prediction
+
+    if len(os.sched_getaffinity(0)) < 2 or gil_disabled():
+        pytest.skip("needs 2 CPUs and the GIL")
+    seen: list[tuple[int, frozenset[int]]] = []
+    real = affinity.pinned
+
+    @contextlib.contextmanager
+    def spying(cpus: list[int] | None, worker: int):  # type: ignore[no-untyped-def]
+        with real(cpus, worker):
+            seen.append((worker, frozenset(os.sched_getaffinity(0))))
+            yield
+
+    monkeypatch.setattr(affinity, "pinned", spying)
+    monkeypatch.setattr(prediction, "HANDOFF_OBJECTS", 1000)
+    for value, expect in (("1", worker_cpus), ("0", lambda n: None)):
+        monkeypatch.setenv(PIN_ENV, value)
+        seen.clear()
+        out = prediction._gil_handoff(calls_us=(3.0,), budget_us=2_000.0, tries=1)
+        assert len(out["excess_s"]) == 1
+        cpus = expect(2)
+        mask = frozenset(os.sched_getaffinity(0))
+        assert {w for w, _ in seen} == {0, 1}
+        for worker, where in seen:
+            assert where == (frozenset({cpus[worker]}) if cpus else mask), (value, worker, where)
 
 
 def test_a_bad_pinning_switch_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:

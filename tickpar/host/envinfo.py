@@ -83,8 +83,8 @@ def environment() -> dict[str, Any]:
     return {
         **_static_environment(),
         "gil_enabled": gil_enabled(),
-        # Python thread strategies' workers pinned to cores of their own (where the GIL is off, or with
-        # TICKPAR_PIN_THREADS=1: tickpar.host.affinity)
+        # Python thread strategies' workers pinned to cores of their own (the default; TICKPAR_PIN_THREADS=0
+        # leaves them to the scheduler: tickpar.host.affinity)
         "thread_pinning": pinning_requested(),
         "slurm_job_id": slurm,
     }

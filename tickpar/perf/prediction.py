@@ -377,11 +377,13 @@ def _gil_handoff(
     alternate and each hand-off waits for the sleeping thread to wake (bench/gil_handoff.py shows the grid
     of holds and calls).  The hold is :data:`HANDOFF_UPDATES` updates of random objects of
     :data:`HANDOFF_OBJECTS` (``hold_s``, measured alone).  CPU availability is probed around each size as in
-    :func:`_work_overlap`.  Empty where the GIL is off.
+    :func:`_work_overlap`.  The two threads are pinned as the thread strategies pin their workers
+    (:mod:`tickpar.host.affinity`): unpinned, the excess at 30 µs calls was 3.8-14.2 µs over three
+    calibrations here, as the scheduler placed the threads; pinned, 0.2-4.9 µs.  Empty where the GIL is off.
     """
     import random
 
-    from tickpar.host.affinity import gil_disabled
+    from tickpar.host.affinity import gil_disabled, pinned, worker_cpus
     from tickpar.kernel.work import make_work
     from tickpar.perf.timing import cpu_availability
 
@@ -389,6 +391,7 @@ def _gil_handoff(
         return {}
     work, _ = make_work("gil-release")
     objects = [_Churned() for _ in range(HANDOFF_OBJECTS)]
+    cpus = worker_cpus(2)  # None where the strategies leave their threads unpinned
 
     def loop(r: float, n: int, seed: int) -> None:
         pick = random.Random(seed).randrange
@@ -406,16 +409,22 @@ def _gil_handoff(
 
     def alone(r: float) -> float:
         n = iterations(r)
-        return min(_timed(lambda: loop(r, n, 1)) for _ in range(3)) / n
+        with pinned(cpus, 0):  # where a strategy's worker 0 runs
+            return min(_timed(lambda: loop(r, n, 1)) for _ in range(3)) / n
+
+    def second(r: float, n: int) -> None:
+        with pinned(cpus, 1):
+            loop(r, n, 2)
 
     def both(r: float) -> float:
         n = iterations(r)
-        other = threading.Thread(target=loop, args=(r, n, 2), daemon=True)
-        started = time.perf_counter()
-        other.start()
-        loop(r, n, 1)
-        other.join()
-        return (time.perf_counter() - started) / n
+        other = threading.Thread(target=second, args=(r, n), daemon=True)
+        with pinned(cpus, 0):
+            started = time.perf_counter()
+            other.start()
+            loop(r, n, 1)
+            other.join()
+            return (time.perf_counter() - started) / n
 
     hold = alone(0.0)
     out: dict[str, Any] = {"hold_s": hold, "call_us": [], "alone_s": [], "beside_s": [], "excess_s": [],
