@@ -14,6 +14,7 @@ import pytest
 
 from tickpar.perf.prediction import (
     PREDICTION_COLUMNS,
+    measured_speedups,
     model_rows,
     one_worker_fits,
     prediction_table,
@@ -109,6 +110,38 @@ def test_one_worker_fit_is_the_per_event_loop_time_beyond_the_baseline() -> None
     contended = _summary()
     contended.loc[contended["cell"] == "c1", "contended"] = True
     assert one_worker_fits(contended, "multicore") == {}
+
+
+def test_a_summary_with_nothing_timed_yet_fits_nothing() -> None:
+    """Before any shape is timed (bench/scaling.py writes its tables from the start) no row counts: no fit,
+    and no row comes back from nowhere (pandas gives an empty frame the index of a Series assigned to it)."""
+    untimed = _summary().assign(speedup=math.nan, loop_speedup=math.nan, workers=[1, 1, 1, 2, 1])
+    untimed["workers"] = untimed["workers"].astype(float)
+    assert one_worker_fits(untimed, "multicore") == {}
+    assert measured_speedups(untimed).empty
+
+
+def test_config_validation_needs_no_snakemake_and_fills_the_same_defaults(monkeypatch, tmp_path: Path) -> None:
+    """The sweep's defaults come from the schema through jsonschema alone (a machine running bench/scaling.py
+    has no Snakemake); they are the ones ``snakemake.utils.validate(..., set_default=True)`` fills in."""
+    import sys
+
+    from snakemake.utils import validate
+
+    from tickpar.pipeline.sweep import config_schema, validate_config
+
+    config = load_config_file(REPO / "config" / "config.yaml")
+    theirs = copy.deepcopy(config)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(config_schema()))
+    validate(theirs, str(schema), set_default=True)
+    mine = copy.deepcopy(config)
+    monkeypatch.setitem(sys.modules, "snakemake", None)  # import snakemake -> ImportError
+    monkeypatch.setitem(sys.modules, "snakemake.utils", None)
+    validate_config(mine)
+    assert mine == theirs and mine != config  # defaults were filled in, the same ones
+    with pytest.raises(SweepError, match="workers"):
+        validate_config({**copy.deepcopy(config), "workers": "two"})
 
 
 def test_model_priced_with_the_fit_names_it_and_the_bound_does_not_move() -> None:

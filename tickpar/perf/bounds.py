@@ -113,6 +113,7 @@ string of bound-specific figures (critical path, lookahead, LPs, batches).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import math
@@ -201,6 +202,15 @@ def cxx_calibration(path: str | Path | None = None) -> dict[str, Any]:
         raise ValueError(
             f"the cxx preset needs the native engine's calibration: no {DEFAULT_CALIBRATION}, and {native.BUILD_HINT}"
         )
+    return dict(_measured_now())
+
+
+@functools.cache
+def _measured_now() -> dict[str, Any]:
+    """One live calibration per process: a table priced without a file is priced at one set of costs, not
+    at a fresh (and different) measurement per row, each taking half a second."""
+    from tickpar import native
+
     return {**native.calibrate(0.3), "file": "measured now (no calibration file)"}
 
 

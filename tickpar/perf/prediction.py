@@ -1092,7 +1092,9 @@ def _counted(summary: pd.DataFrame) -> pd.DataFrame:
         keep &= df["timed_exact"].astype("boolean").fillna(False).astype(bool)
     if "contended" in df:
         keep &= ~df["contended"].astype("boolean").fillna(False).astype(bool)
-    return df[keep].assign(engine=df["engine"].fillna("python") if "engine" in df else "python")
+    kept = df[keep]
+    # computed on the kept rows: a full-length Series assigned to an empty frame would give it every row back
+    return kept.assign(engine=kept["engine"].fillna("python") if "engine" in kept else "python")
 
 
 def one_worker_fits(summary: pd.DataFrame, workload: str) -> dict[FitKey, dict[str, Any]]:

@@ -44,10 +44,8 @@ from __future__ import annotations
 import argparse
 import copy
 import itertools
-import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,11 +336,27 @@ def _one_line(err: Any) -> str:
     return f"{where or 'config'}: {message}"
 
 
+def _defaults_validator(schema: dict[str, Any]) -> Any:
+    """A Draft 2020-12 validator that fills in each property's ``default`` as it validates, as
+    ``snakemake.utils.validate(..., set_default=True)`` does (the jsonschema FAQ's recipe): the same
+    config comes out of both, and a machine without Snakemake (bench/scaling.py) can load a sweep."""
+    from jsonschema import Draft202012Validator, validators
+
+    check_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator: Any, properties: dict[str, Any], instance: Any, subschema: Any) -> Any:
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(name, sub["default"])
+        yield from check_properties(validator, properties, instance, subschema)
+
+    return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
+
+
 def validate_config(config: dict[str, Any], describe: dict[str, Any] | None = None) -> None:
-    """Validate ``config`` in place (defaults filled in) with snakemake.utils.validate; raise SweepError."""
+    """Validate ``config`` in place (defaults filled in) against :func:`config_schema`; raise SweepError."""
     import jsonschema
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import validate
 
     for section in ("strategies", "workloads"):  # `name:` with nothing after it means "defaults"
         table = config.get(section)
@@ -350,20 +364,10 @@ def validate_config(config: dict[str, Any], describe: dict[str, Any] | None = No
             for key, value in table.items():
                 if value is None:
                     table[key] = {}
-    schema = config_schema(describe)
-    fd, tmp = tempfile.mkstemp(prefix="tickpar-schema-", suffix=".json")
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(schema, f)
-        try:
-            validate(config, tmp, set_default=True)
-        except WorkflowError as exc:
-            cause = exc.__cause__ or exc.__context__  # snakemake raises it inside `except ValidationError`
-            if isinstance(cause, jsonschema.ValidationError):
-                raise SweepError(_one_line(cause)) from None
-            raise SweepError(" ".join(str(exc).split())[:300]) from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        _defaults_validator(config_schema(describe)).validate(config)
+    except jsonschema.ValidationError as exc:
+        raise SweepError(_one_line(exc)) from None
 
 
 # ---------------------------------------------------------------- cells
