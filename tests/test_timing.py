@@ -201,7 +201,8 @@ def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path:
     """A round whose CPU-availability probe is below the threshold is contended: its values are flagged."""
     probes = iter([{"min": 1.0, "per_core": {0: 1.0}}] * 2 + [{"min": 0.4, "per_core": {0: 0.4}}] * 2)
     monkeypatch.setattr("tickpar.perf.timing.cpu_availability", lambda: next(probes))
-    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120, retimes=0)
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120, retimes=0,
+                  baseline_max_spread=0)  # fmt: skip
     assert [r["contended"] for r in rec["rounds"]] == [False, True]
     assert rec["n_retimed"] == 0 and rec["retime_reasons"] == []
     assert rec["value_contended"] == [False] * 3 + [True] * 3
@@ -229,7 +230,7 @@ def test_a_contended_round_is_retimed(monkeypatch: pytest.MonkeyPatch, tmp_path:
     # probes: the driver's first, after round 0 (0.5: contended), before and after the re-time (clean), after round 1
     monkeypatch.setattr("tickpar.perf.timing.cpu_availability", _probes(1.0, 0.5, 1.0, 1.0, 1.0))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
-                  retimes=2, retime_wait_s=0)  # fmt: skip
+                  retimes=2, retime_wait_s=0, baseline_max_spread=0)  # fmt: skip
     assert rec["status"] == "ok", rec["reason"]
     assert [(r["round"], r["attempt"], r["contended"], r["retimed"]) for r in rec["rounds"]] == [
         (0, 0, True, True), (0, 1, False, False), (1, 0, False, False),
@@ -247,12 +248,45 @@ def test_retimes_are_capped_per_cell(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     reasons name every probe that failed."""
     monkeypatch.setattr("tickpar.perf.timing.cpu_availability", _probes(*[0.3] * 20))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
-                  retimes=1, retime_wait_s=0)  # fmt: skip
+                  retimes=1, retime_wait_s=0, baseline_max_spread=0)  # fmt: skip
     assert [(r["round"], r["attempt"]) for r in rec["rounds"]] == [(0, 0), (0, 1), (1, 0)]
     assert rec["n_retimed"] == 1 and rec["contended"] is True and rec["n_contended"] == 6
     assert rec["retime_reasons"] == ["round 0: CPU available 0.30 before it and CPU available 0.30 after it (< 0.90)"]
     with pytest.raises(ValueError, match="retimes"):
         measure(_cell(), TINY_ARGS, tmp_path / "u.json", retimes=-1)
+
+
+def test_a_baseline_round_whose_values_spread_is_contended_and_retimed(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:  # fmt: skip
+    """The sequential run is deterministic: a round whose loop values spread more than baseline_max_spread is the
+    machine's doing (the probe saw nothing), so it is contended and re-timed; the reason gives the spread."""
+    from tickpar.perf import timing
+
+    real = timing._read_runs
+    calls = []
+
+    def spread_first_round(path: Path) -> list[dict]:
+        lines = real(path)
+        calls.append(path)
+        if len(calls) == 1:  # the first round's second value took 50% longer
+            lines = [line for line in lines if not line["warmup"]]
+            lines[1] = {**lines[1], "loop_s": lines[0]["loop_s"] * 1.5}
+        else:  # the others: no spread at all
+            lines = [{**line, "loop_s": 0.001} for line in lines if not line["warmup"]]
+        return lines
+
+    monkeypatch.setattr(timing, "_read_runs", spread_first_round)
+    monkeypatch.setattr(timing, "cpu_availability", _probes())
+    rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
+                  retimes=2, retime_wait_s=0)  # fmt: skip
+    assert [(r["round"], r["attempt"], r["contended"], r["unstable"]) for r in rec["rounds"]] == [
+        (0, 0, True, True), (0, 1, False, False), (1, 0, False, False),
+    ]  # fmt: skip
+    assert rec["rounds"][0]["loop_spread"] == pytest.approx(0.5)
+    assert rec["retime_reasons"] == ["round 0: sequential loop values spread 50% (> 20%)"]
+    assert rec["value_contended"] == [True, True, False, False, False, False]
+    with pytest.raises(ValueError, match="baseline_max_spread -1"):
+        measure(_cell(), TINY_ARGS, tmp_path / "u.json", baseline_max_spread=-1)
 
 
 def test_a_long_cell_gets_fewer_values(tmp_path: Path) -> None:

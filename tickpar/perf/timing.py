@@ -31,7 +31,14 @@ Two roles, one module:
   not erase a cell's, or a whole shape's, speedup when its baseline is hit.  The
   record says how many rounds were re-timed and why (``n_retimed``,
   ``retime_reasons``); a cell whose rounds, re-times included, were all
-  contended is ``contended``.  pyperf's own ``load_avg_1min`` of the round is
+  contended is ``contended``.  A round of the sequential baseline whose loop values
+  spread more than ``baseline_max_spread`` (max / min - 1) is contended too: the run
+  is deterministic, so the spread is the machine's, and the baseline is the
+  denominator of every speedup of its shape.  On the 2-core VM 7% of rounds spread
+  more than 20% while the probe saw nothing; one baseline's 6.0-7.7 ms (a
+  reference of 4.9-5.1 ms) made a 1-worker run look 1.28x faster.  Parallel
+  cells are not judged so: their spread may be the strategy's own (Time Warp's
+  rollbacks, the threads' interleaving).  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
   limit (a hung strategy, its worker processes and MPI ranks are killed
   together); a cell that times out or crashes is not run again.  Every cell
@@ -88,9 +95,11 @@ from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
 from tickpar.host.affinity import PIN_ENV
 from tickpar.host.orchestrator import paused
 from tickpar.host.procgroup import kill_group
+from tickpar.plugins import BASELINE
 from tickpar.verify.oracle import FAILED_RUN
 
 __all__ = [
+    "BASELINE_MAX_SPREAD",
     "MIN_CPU_AVAILABLE",
     "ONE_THREAD_ENV",
     "RETIMES",
@@ -114,6 +123,8 @@ MIN_CPU_AVAILABLE = 0.9
 RETIMES = 2
 #: Seconds to wait before re-timing a contended round (a short burst of other load has passed).
 RETIME_WAIT_S = 1.0
+#: A sequential round whose loop values spread more than this (max / min - 1) is contended (module docstring).
+BASELINE_MAX_SPREAD = 0.2
 #: Thread-pool sizes forced to 1 in every timed process (the pyperf parent and, through ``--inherit-environ``,
 #: its workers), whatever the caller's environment says.  tickpar's own default (``tickpar/__init__.py``) only
 #: fills in an unset variable, and Snakemake sets ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` to a job's
@@ -542,6 +553,7 @@ def _time_round(
     before: dict[str, Any] | None = None,
     rate: float = 0.0,
     attempt: int = 0,
+    baseline_max_spread: float = BASELINE_MAX_SPREAD,
 ) -> dict[str, Any]:
     """One fresh pyperf worker process for ``job``: its values join the job's record.
 
@@ -595,14 +607,19 @@ def _time_round(
         record.update(status="crash", reason=f"round {round_no}: {len(vals)} values but {len(lines)} checked runs")
         return after
     load = run.get_metadata().get("load_avg_1min")
-    contended = min(before["min"], after["min"]) < min_cpu_available
+    loops = [float(line["loop_s"]) for line in lines]
+    spread = max(loops) / min(loops) - 1.0 if len(loops) >= 2 and min(loops) > 0 else 0.0
+    unstable = job.cell.strategy == BASELINE and baseline_max_spread > 0 and spread > baseline_max_spread
+    contended = min(before["min"], after["min"]) < min_cpu_available or unstable
     record["rounds"].append(
         {
             "round": round_no,
             "attempt": attempt,
             "retimed": False,
             "values": vals,
-            "loop_values": [line["loop_s"] for line in lines],
+            "loop_values": loops,
+            "loop_spread": spread,
+            "unstable": unstable,
             "verdicts": [line["verdict"] for line in lines],
             "loop_source": lines[0]["loop_source"] if lines else None,
             "cpu_available_before": before["min"],
@@ -683,6 +700,7 @@ def measure_cells(
     long_cell_s: float = 0.0,
     long_values: int = 2,
     log: Any = None,
+    baseline_max_spread: float = BASELINE_MAX_SPREAD,
 ) -> list[dict[str, Any]]:
     """Time ``jobs`` in ``rounds`` interleaved rounds; write every job's record (never raises on a cell's failure).
 
@@ -694,7 +712,11 @@ def measure_cells(
     probe, up to ``retimes`` times per cell (:func:`_retime_while_contended`).
     A cell whose correctness run took ``long_cell_s`` or more gets ``long_values`` values per
     round instead of ``values`` (:func:`values_for`; its record's ``values_per_process``).
+    ``baseline_max_spread``: a sequential round whose loop values spread more than this is
+    contended (module docstring; 0: never).
     """
+    if baseline_max_spread < 0:
+        raise ValueError(f"baseline_max_spread {baseline_max_spread}: must be >= 0 (0: never judged)")
     if rounds < 1 or values < 1 or warmups < 0 or long_values < 1:
         raise ValueError("--processes, --values and the long cells' values must be >= 1, --warmups >= 0")
     if retimes < 0 or retime_wait_s < 0:
@@ -735,7 +757,7 @@ def measure_cells(
                     settings = dict(
                         values=per_job[id(job)], warmups=warmups, timeout=timeout, inherit=inherit,
                         extra_args=extra_args, min_cpu_available=min_cpu_available, log=log,
-                        rate=rates[_rate_key(job)],
+                        rate=rates[_rate_key(job)], baseline_max_spread=baseline_max_spread,
                     )  # fmt: skip
                     probe = _time_round(job, index, round_no, tmp, before=probe, **settings)
                     probe = _retime_while_contended(
@@ -758,15 +780,18 @@ def _rate_key(job: TimingJob) -> tuple[str | None, str]:
     return ("native", "spin") if job.cell.engine == "native" else (job.python, job.cell.spec.work)
 
 
-def _contention_reason(entry: dict[str, Any], threshold: float) -> str:
-    """Why a round was contended, in words: which probe, the share it saw, the threshold."""
+def _contention_reason(entry: dict[str, Any], threshold: float, max_spread: float = BASELINE_MAX_SPREAD) -> str:
+    """Why a round was contended, in words: which probe, the share it saw, the threshold; or the baseline's spread."""
     low = [
         f"CPU available {entry[f'cpu_available_{when}']:.2f} {when} it"
         for when in ("before", "after")
         if entry[f"cpu_available_{when}"] < threshold
     ]
+    why = [f"{' and '.join(low)} (< {threshold:.2f})"] if low else []
+    if entry.get("unstable"):
+        why.append(f"sequential loop values spread {entry['loop_spread']:.0%} (> {max_spread:.0%})")
     again = f" (re-time {entry['attempt']})" if entry.get("attempt") else ""
-    return f"round {entry['round']}{again}: {' and '.join(low) or 'contended'} (< {threshold:.2f})"
+    return f"round {entry['round']}{again}: {'; '.join(why) or 'contended'}"
 
 
 def _retime_while_contended(
@@ -794,7 +819,8 @@ def _retime_while_contended(
             break
         last["retimed"] = True
         record["n_retimed"] += 1
-        record["retime_reasons"].append(_contention_reason(last, settings["min_cpu_available"]))
+        record["retime_reasons"].append(_contention_reason(
+            last, settings["min_cpu_available"], settings.get("baseline_max_spread", BASELINE_MAX_SPREAD)))  # fmt: skip
         log = settings.get("log")
         if log is not None:
             log.write(f"--- {job.out} round {round_no} contended: {record['retime_reasons'][-1]}; re-timing\n")
@@ -846,6 +872,7 @@ def measure(
     retimes: int = RETIMES,
     retime_wait_s: float = RETIME_WAIT_S,
     log: Any = None,
+    baseline_max_spread: float = BASELINE_MAX_SPREAD,
 ) -> dict[str, Any]:
     """Time one cell (``processes`` rounds of one fresh process each) and write its record to ``out``.
 
@@ -862,7 +889,7 @@ def measure(
     return measure_cells(
         [job], rounds=processes, values=values, warmups=warmups, timeout=timeout, inherit_environ=inherit_environ,
         extra_args=extra_args, min_cpu_available=min_cpu_available, work_rate=work_rate, retimes=retimes,
-        retime_wait_s=retime_wait_s, log=log,
+        retime_wait_s=retime_wait_s, log=log, baseline_max_spread=baseline_max_spread,
     )[0]  # fmt: skip
 
 
@@ -959,6 +986,7 @@ def _measure_logged(jobs: Sequence[TimingJob], settings: dict[str, Any], log: An
         long_cell_s=settings.get("long_cell_s", 0.0),
         long_values=settings.get("long_values", 2),
         log=log,
+        baseline_max_spread=settings.get("baseline_max_spread", BASELINE_MAX_SPREAD),
     )
 
 

@@ -37,11 +37,18 @@ the same workload, shape (so the same parameters), seed, order, work mode, inter
 alone).  Only usable values enter them (:func:`usable_values`): a cell whose
 timed runs were not all exact gets no speedup, and values taken in a contended
 round are left out (a cell with none left gets none).  Each interval is a
-percentile bootstrap: both value sets are resampled independently (``bootstrap``
+percentile bootstrap: both sides are resampled independently (``bootstrap``
 times, with a fixed seed per cell, so the CSV is reproducible) and the ratio of
 the resampled means is taken; the interval is the central ``confidence`` share
-of those ratios.  It covers measurement noise only, not seed-to-seed variation
-(each seed is its own row).  ``overhead_us_per_event`` is ``(T - T_seq) / events``:
+of those ratios.  The resampling has two levels, as the values do: the rounds
+(each a fresh process) with replacement, then the values within each chosen
+round (:attr:`UsableValues.rounds`).  A process's values share its speed, and that
+varies from process to process: on the 2-core VM, a quarter to a half of the
+processes ran the same sequential phold loop 25-70% slower, on every value, with
+any core, hash seed or address layout.  Resampling values alone would treat one
+slow process's three values as three independent draws and give an interval too
+narrow to judge a bound with.  It covers measurement noise only, not seed-to-seed
+variation (each seed is its own row).  ``overhead_us_per_event`` is ``(T - T_seq) / events``:
 at one worker it is the pure cost of the strategy's synchronisation and bookkeeping.
 """
 
@@ -54,7 +61,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -64,6 +71,7 @@ from tickpar.pipeline.sweep import BASELINE
 
 __all__ = [
     "ID_COLUMNS",
+    "UsableValues",
     "aggregate",
     "bootstrap_ratio",
     "cell_row",
@@ -185,30 +193,74 @@ def cell_row(
     return row
 
 
+def _resampled_means(
+    values: np.ndarray, groups: Sequence[int] | None, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``resamples`` bootstrap means of ``values``: rounds (``groups``) with replacement, then values within them.
+
+    Without groups, or with one round, the values alone are resampled.
+    """
+    labels = np.asarray(groups) if groups is not None else np.zeros(values.size, dtype=int)
+    rounds = [values[labels == g] for g in dict.fromkeys(labels.tolist())]
+    if len(rounds) < 2:
+        return rng.choice(values, size=(resamples, values.size), replace=True).mean(axis=1)
+    # each round's resampled sums (values within it), then whole rounds drawn with replacement
+    sums = np.stack([rng.choice(r, size=(resamples, r.size), replace=True).sum(axis=1) for r in rounds])
+    sizes = np.asarray([r.size for r in rounds], dtype=float)
+    chosen = rng.integers(0, len(rounds), size=(resamples, len(rounds)))
+    picked = np.take_along_axis(sums.T, chosen, axis=1).sum(axis=1)
+    return picked / sizes[chosen].sum(axis=1)
+
+
 def bootstrap_ratio(
-    base: Sequence[float], values: Sequence[float], resamples: int, confidence: float, seed: int
+    base: Sequence[float],
+    values: Sequence[float],
+    resamples: int,
+    confidence: float,
+    seed: int,
+    base_groups: Sequence[int] | None = None,
+    groups: Sequence[int] | None = None,
 ) -> tuple[float, float]:
-    """Percentile-bootstrap interval of mean(base) / mean(values); NaNs below two values on either side."""
+    """Percentile-bootstrap interval of mean(base) / mean(values); NaNs below two values on either side.
+
+    ``base_groups``/``groups``: each value's round (its process); where a side has two rounds or more, its
+    rounds are resampled, then the values within them (module docstring).
+    """
     b = np.asarray(base, dtype=float)
     v = np.asarray(values, dtype=float)
     if b.size < 2 or v.size < 2:
         return (math.nan, math.nan)
+    for name, labels, side in (("base_groups", base_groups, b), ("groups", groups, v)):
+        if labels is not None and len(labels) != side.size:
+            raise ValueError(f"{name}: {len(labels)} labels for {side.size} values")
     rng = np.random.default_rng(seed)
-    bm = rng.choice(b, size=(resamples, b.size), replace=True).mean(axis=1)
-    vm = rng.choice(v, size=(resamples, v.size), replace=True).mean(axis=1)
+    bm = _resampled_means(b, base_groups, resamples, rng)
+    vm = _resampled_means(v, groups, resamples, rng)
     ratios = bm / vm
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(ratios, [tail, 1.0 - tail])
     return (float(lo), float(hi))
 
 
-def usable_values(timing: Mapping[str, Any] | None) -> tuple[list[float], list[float]] | None:
-    """The (end-to-end, loop) values of a timing record that may enter a speedup, or None.
+class UsableValues(NamedTuple):
+    """A timing record's values that may enter a speedup (:func:`usable_values`)."""
+
+    values: list[float]
+    """End-to-end values (whole runs)."""
+    loops: list[float]
+    """The strategy's loop time of the same runs."""
+    rounds: list[int] | None
+    """Each value's process: its index in the record's ``rounds`` (None: a record without rounds)."""
+
+
+def usable_values(timing: Mapping[str, Any] | None) -> UsableValues | None:
+    """The (end-to-end, loop) values of a timing record that may enter a speedup, with their rounds, or None.
 
     None when the record is not ``ok`` or its timed runs were not all exact
     (``timed_exact`` false); values taken in a contended round are left out
     (``value_contended``).  Records without loop values (format 1) use the
-    end-to-end values for both.
+    end-to-end values for both.  ``rounds`` says which process took each value
+    (an entry of ``rounds``; a re-time is a process of its own).
     """
     if not timing or timing.get("status") != "ok" or not timing.get("values"):
         return None
@@ -222,29 +274,40 @@ def usable_values(timing: Mapping[str, Any] | None) -> tuple[list[float], list[f
     keep = [i for i, contended in enumerate(flags) if not contended]
     if not keep:
         return None
-    return [vals[i] for i in keep], [loops[i] for i in keep]
+    labels = [i for i, r in enumerate(timing.get("rounds") or []) for _ in r.get("values") or []]
+    rounds = [labels[i] for i in keep] if len(labels) == len(vals) else None
+    return UsableValues([vals[i] for i in keep], [loops[i] for i in keep], rounds)
 
 
 def _ratio(
-    name: str, base: Sequence[float] | None, mine: Sequence[float] | None, resamples: int, confidence: float, seed: int
-) -> dict[str, float]:
+    name: str, base: Sequence[float] | None, mine: Sequence[float] | None, resamples: int, confidence: float, seed: int,
+    base_rounds: Sequence[int] | None = None, rounds: Sequence[int] | None = None,
+) -> dict[str, float]:  # fmt: skip
     if not base or not mine:
         return {name: math.nan, f"{name}_lo": math.nan, f"{name}_hi": math.nan}
-    lo, hi = bootstrap_ratio(base, mine, resamples, confidence, seed)
+    lo, hi = bootstrap_ratio(base, mine, resamples, confidence, seed, base_rounds, rounds)
     return {name: float(np.mean(base)) / float(np.mean(mine)), f"{name}_lo": lo, f"{name}_hi": hi}
 
 
+def _rounds_of(side: Sequence[Any] | None) -> Sequence[int] | None:
+    return side[2] if side is not None and len(side) > 2 else None
+
+
 def speedup_columns(
-    base: tuple[Sequence[float], Sequence[float]] | None,
-    mine: tuple[Sequence[float], Sequence[float]] | None,
+    base: Sequence[Any] | None,
+    mine: Sequence[Any] | None,
     resamples: int,
     confidence: float,
     seed: int,
 ) -> dict[str, float]:
     """``speedup`` and ``loop_speedup`` with their intervals (``_lo``, ``_hi``) from two :func:`usable_values`
-    results, the baseline's and the cell's; NaN where either side has none."""
-    out = _ratio("speedup", base[0] if base else None, mine[0] if mine else None, resamples, confidence, seed)
-    loop = _ratio("loop_speedup", base[1] if base else None, mine[1] if mine else None, resamples, confidence, seed + 1)
+    results, the baseline's and the cell's (``(values, loops)`` pairs work too: values resampled alone);
+    NaN where either side has none."""
+    groups = (_rounds_of(base), _rounds_of(mine))
+    out = _ratio("speedup", base[0] if base else None, mine[0] if mine else None, resamples, confidence, seed,
+                 *groups)  # fmt: skip
+    loop = _ratio("loop_speedup", base[1] if base else None, mine[1] if mine else None, resamples, confidence,
+                  seed + 1, *groups)  # fmt: skip
     return {**out, **loop}
 
 
@@ -268,13 +331,14 @@ def aggregate(
     rows: list[dict[str, Any]] = []
     values: dict[str, list[float]] = {}
     loop_values: dict[str, list[float]] = {}
+    rounds: dict[str, list[int] | None] = {}
     for entry in entries:
         check = load(entry.get("check_path"))
         timing = load(entry.get("timing_path")) if entry.get("timed") else None
         rows.append(cell_row(entry, check, timing))
         clean = usable_values(timing)
         if clean is not None:
-            values[entry["cell"]], loop_values[entry["cell"]] = clean
+            values[entry["cell"]], loop_values[entry["cell"]], rounds[entry["cell"]] = clean
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -308,8 +372,8 @@ def aggregate(
         mean = float(np.mean(mine)) if mine else math.nan
         out["events_per_s"] = events / mean if mine and events else math.nan
         out["us_per_event"] = mean / events * 1e6 if mine and events else math.nan
-        base_pair = (base, loop_values[base_cell]) if base and base_cell else None
-        mine_pair = (mine, loop_values[entry["cell"]]) if mine else None
+        base_pair = (base, loop_values[base_cell], rounds[base_cell]) if base and base_cell else None
+        mine_pair = (mine, loop_values[entry["cell"]], rounds[entry["cell"]]) if mine else None
         out.update(speedup_columns(base_pair, mine_pair, bootstrap, confidence, _seed_of(entry["cell"])))
         out["efficiency"] = out["speedup"] / entry["workers"]
         if mine and base and events:
