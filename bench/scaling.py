@@ -46,7 +46,7 @@ import pandas as pd
 
 from tickpar.perf.bounds import CALIBRATION_ENV
 from tickpar.perf.prediction import prediction_table
-from tickpar.perf.timing import BASELINE_MAX_SPREAD, TimingJob, measure_cells
+from tickpar.perf.timing import BASELINE_MAX_SPREAD, MAX_ROUND_SHIFT, TimingJob, measure_cells
 from tickpar.pipeline.aggregate import aggregate, write_csv_atomic
 from tickpar.pipeline.sweep import BASELINE, SweepCell, SweepError, format_value, load_config_file, load_sweep
 from tickpar.report.model_error import model_error_table
@@ -267,6 +267,7 @@ def time_shape(cells: Sequence[SweepCell], root: Path, timing: Mapping[str, Any]
         long_cell_s=float(timing.get("long_cell_s", 0.0)),
         long_values=int(timing.get("long_values", 2)),
         baseline_max_spread=float(timing.get("baseline_max_spread", BASELINE_MAX_SPREAD)),
+        max_round_shift=float(timing.get("max_round_shift", MAX_ROUND_SHIFT)),
     )
 
 

@@ -289,6 +289,29 @@ def test_a_baseline_round_whose_values_spread_is_contended_and_retimed(monkeypat
         measure(_cell(), TINY_ARGS, tmp_path / "u.json", baseline_max_spread=-1)
 
 
+def test_a_slow_process_is_left_out_only_when_no_value_overlaps_the_fastest_rounds() -> None:
+    """Interference only adds time: a round every value of which is more than max_round_shift above every value of
+    the fastest round is a slow process; overlapping values (a strategy's own variation) never are."""
+    from tickpar.perf.timing import _leave_out_slow_rounds, slow_rounds
+
+    def round_(*ms: float, contended: bool = False) -> dict:
+        return {"round": 0, "attempt": 0, "loop_values": [m / 1e3 for m in ms], "contended": contended}
+
+    # the phold baseline of a fresh make report: 5.38-5.54 ms in one process, 3.59-3.66 in the other
+    assert slow_rounds([round_(5.38, 5.54, 5.49), round_(3.66, 3.59, 3.61)]) == [0]
+    assert slow_rounds([round_(4.3, 4.4, 4.5), round_(3.66, 3.59, 3.61)]) == [0]  # 4.3 > 3.66 x 1.15
+    assert slow_rounds([round_(4.3, 4.4, 4.5), round_(3.66, 3.59, 3.61)], 0.2) == []  # 4.3 < 3.66 x 1.2
+    assert slow_rounds([round_(3.5, 5.2, 5.4), round_(3.66, 3.59, 3.61)]) == []  # overlaps: not a shift
+    assert slow_rounds([round_(9.0, 9.1), round_(3.6, 3.7, contended=True)]) == []  # only clean rounds count
+    assert slow_rounds([round_(5.4, 5.5), round_(3.6, 3.7)], 0) == []  # 0: off
+    record = {"rounds": [round_(5.38, 5.54), round_(3.66, 3.59)]}
+    _leave_out_slow_rounds(record, 0.15)
+    assert [r["contended"] for r in record["rounds"]] == [True, False] and record["rounds"][0]["slow"]
+    assert record["slow_rounds"] == [
+        "round 0: loop 5.38-5.54 ms, every value more than 15% above the fastest round's 3.59-3.66 ms (a slow process)"
+    ]
+
+
 def test_a_long_cell_gets_fewer_values(tmp_path: Path) -> None:
     """timing.long_cell_s: a cell whose correctness run took at least that long is timed with long_values
     values per round; the others keep values; a record without wall_s changes nothing."""

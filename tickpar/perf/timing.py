@@ -38,7 +38,15 @@ Two roles, one module:
   more than 20% while the probe saw nothing; one baseline's 6.0-7.7 ms (a
   reference of 4.9-5.1 ms) made a 1-worker run look 1.28x faster.  Parallel
   cells are not judged so: their spread may be the strategy's own (Time Warp's
-  rollbacks, the threads' interleaving).  pyperf's own ``load_avg_1min`` of the round is
+  rollbacks, the threads' interleaving).  A *slow process* is left out too, in any
+  cell: a round all of whose loop values lie more than ``max_round_shift`` above every
+  loop value of the cell's fastest round (:func:`slow_rounds`).  Interference only
+  adds time, so of two processes whose values do not overlap the faster one is the
+  machine's speed.  On the 2-core VM a quarter to a half of fresh processes ran the
+  same sequential loop 25-70% slower on every value, whatever the core, hash seed or
+  address layout, and the CPU probe saw nothing.  Values that overlap, as a
+  strategy's own run-to-run variation does, are never left out.  The record lists
+  them (``slow_rounds``); they are not re-timed.  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
   limit (a hung strategy, its worker processes and MPI ranks are killed
   together); a cell that times out or crashes is not run again.  Every cell
@@ -73,7 +81,9 @@ timed simulation.
 # tickpar.timing/3: contended rounds are re-timed: retimes (the budget per cell), n_retimed, retime_reasons
 #   (one line per re-time: round, probe, share, threshold); per round: attempt (0: first timing, 1...: re-times)
 #   and retimed (a later attempt replaced it). A re-time is one more entry in rounds.
-#   Later, same format: python_executable (the interpreter the cell ran under; env is that interpreter's).
+#   Later, same format: python_executable (the interpreter the cell ran under; env is that interpreter's); per
+#   round loop_spread (max / min - 1 of its loop values), unstable (a baseline round past baseline_max_spread) and
+#   slow (a slow process, left out: contended too); slow_rounds (one line per slow round, why).
 """
 
 from __future__ import annotations
@@ -100,6 +110,7 @@ from tickpar.verify.oracle import FAILED_RUN
 
 __all__ = [
     "BASELINE_MAX_SPREAD",
+    "MAX_ROUND_SHIFT",
     "MIN_CPU_AVAILABLE",
     "ONE_THREAD_ENV",
     "RETIMES",
@@ -111,6 +122,7 @@ __all__ = [
     "main_snakemake",
     "measure",
     "measure_cells",
+    "slow_rounds",
     "summarize",
 ]
 
@@ -125,6 +137,9 @@ RETIMES = 2
 RETIME_WAIT_S = 1.0
 #: A sequential round whose loop values spread more than this (max / min - 1) is contended (module docstring).
 BASELINE_MAX_SPREAD = 0.2
+#: A round all of whose loop values exceed every loop value of the cell's fastest round by more than this share
+#: was a slow process: it is left out (module docstring, :func:`slow_rounds`).
+MAX_ROUND_SHIFT = 0.15
 #: Thread-pool sizes forced to 1 in every timed process (the pyperf parent and, through ``--inherit-environ``,
 #: its workers), whatever the caller's environment says.  tickpar's own default (``tickpar/__init__.py``) only
 #: fills in an unset variable, and Snakemake sets ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` to a job's
@@ -632,7 +647,36 @@ def _time_round(
     return after
 
 
-def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, Any]:
+def slow_rounds(rounds: Sequence[dict[str, Any]], max_shift: float = MAX_ROUND_SHIFT) -> list[int]:
+    """Indices of the uncontended rounds that were slow processes: every loop value above every loop value of
+    the fastest uncontended round (the least mean) by more than ``max_shift`` (0: none)."""
+    clean = [(i, r["loop_values"]) for i, r in enumerate(rounds) if not r["contended"] and r["loop_values"]]
+    if max_shift <= 0 or len(clean) < 2:
+        return []
+    _, fastest = min(clean, key=lambda item: statistics.fmean(item[1]))
+    ceiling = max(fastest) * (1.0 + max_shift)
+    return [i for i, loops in clean if min(loops) > ceiling]
+
+
+def _leave_out_slow_rounds(record: dict[str, Any], max_shift: float) -> None:
+    rounds = record["rounds"]
+    slow = slow_rounds(rounds, max_shift)
+    clean = [r["loop_values"] for i, r in enumerate(rounds) if not r["contended"] and i not in slow]
+    fastest = min(clean, key=statistics.fmean) if clean else []
+    record["slow_rounds"] = []
+    for i in slow:
+        r = rounds[i]
+        r["contended"] = r["slow"] = True
+        record["slow_rounds"].append(
+            f"round {r['round']}" + (f" (re-time {r['attempt']})" if r.get("attempt") else "")
+            + f": loop {min(r['loop_values']) * 1e3:.3g}-{max(r['loop_values']) * 1e3:.3g} ms, every value more than"
+            f" {max_shift:.0%} above the fastest round's {min(fastest) * 1e3:.3g}-{max(fastest) * 1e3:.3g} ms"
+            " (a slow process)"
+        )
+
+
+def _finish(job: TimingJob, tmp: Path, index: int, started: float, max_round_shift: float = MAX_ROUND_SHIFT,
+            ) -> dict[str, Any]:  # fmt: skip
     """Fold the rounds into the record's summary fields; move the pyperf file; write the record."""
     import pyperf
 
@@ -640,6 +684,7 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float) -> dict[str, 
 
     record = job.record
     rounds = record["rounds"]
+    _leave_out_slow_rounds(record, max_round_shift)
     for r in rounds:
         record["values"] += r["values"]
         record["loop_values"] += r["loop_values"]
@@ -701,6 +746,7 @@ def measure_cells(
     long_values: int = 2,
     log: Any = None,
     baseline_max_spread: float = BASELINE_MAX_SPREAD,
+    max_round_shift: float = MAX_ROUND_SHIFT,
 ) -> list[dict[str, Any]]:
     """Time ``jobs`` in ``rounds`` interleaved rounds; write every job's record (never raises on a cell's failure).
 
@@ -713,10 +759,13 @@ def measure_cells(
     A cell whose correctness run took ``long_cell_s`` or more gets ``long_values`` values per
     round instead of ``values`` (:func:`values_for`; its record's ``values_per_process``).
     ``baseline_max_spread``: a sequential round whose loop values spread more than this is
-    contended (module docstring; 0: never).
+    contended (module docstring; 0: never).  ``max_round_shift``: a round every value of which is
+    more than this above the fastest round's is a slow process, left out (:func:`slow_rounds`; 0: never).
     """
     if baseline_max_spread < 0:
         raise ValueError(f"baseline_max_spread {baseline_max_spread}: must be >= 0 (0: never judged)")
+    if max_round_shift < 0:
+        raise ValueError(f"max_round_shift {max_round_shift}: must be >= 0 (0: never judged)")
     if rounds < 1 or values < 1 or warmups < 0 or long_values < 1:
         raise ValueError("--processes, --values and the long cells' values must be >= 1, --warmups >= 0")
     if retimes < 0 or retime_wait_s < 0:
@@ -770,7 +819,7 @@ def measure_cells(
         records = []
         for index, job in enumerate(jobs):
             try:
-                records.append(_finish(job, tmp, index, started))
+                records.append(_finish(job, tmp, index, started, max_round_shift))
             except Exception as exc:  # an unreadable pyperf file: this cell's record says so, the others stand
                 records.append(_crash_record(job, f"{type(exc).__name__} while writing the record: {exc}"))
         return records
@@ -873,6 +922,7 @@ def measure(
     retime_wait_s: float = RETIME_WAIT_S,
     log: Any = None,
     baseline_max_spread: float = BASELINE_MAX_SPREAD,
+    max_round_shift: float = MAX_ROUND_SHIFT,
 ) -> dict[str, Any]:
     """Time one cell (``processes`` rounds of one fresh process each) and write its record to ``out``.
 
@@ -890,6 +940,7 @@ def measure(
         [job], rounds=processes, values=values, warmups=warmups, timeout=timeout, inherit_environ=inherit_environ,
         extra_args=extra_args, min_cpu_available=min_cpu_available, work_rate=work_rate, retimes=retimes,
         retime_wait_s=retime_wait_s, log=log, baseline_max_spread=baseline_max_spread,
+        max_round_shift=max_round_shift,
     )[0]  # fmt: skip
 
 
@@ -987,6 +1038,7 @@ def _measure_logged(jobs: Sequence[TimingJob], settings: dict[str, Any], log: An
         long_values=settings.get("long_values", 2),
         log=log,
         baseline_max_spread=settings.get("baseline_max_spread", BASELINE_MAX_SPREAD),
+        max_round_shift=settings.get("max_round_shift", MAX_ROUND_SHIFT),
     )
 
 

@@ -173,6 +173,7 @@ def cell_row(
     row["n_contended"] = sum(flags)
     row["n_retimed"] = int(timing.get("n_retimed") or 0) if entry.get("timed") else 0
     row["retime_reasons"] = _short("; ".join(timing.get("retime_reasons") or []), 500)
+    row["slow_rounds"] = _short("; ".join(timing.get("slow_rounds") or []), 500)  # slow processes, left out
     row["cpu_available_min"] = timing.get("cpu_available_min")
     row["load_avg_1min"] = timing.get("load_avg_1min_max")
     row["timing_work_units_per_us"] = timing.get("work_units_per_us")
@@ -391,7 +392,7 @@ def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
     opts = sorted(c for c in df.columns if c.startswith("opt_"))
     core = [
         "expected_verdict", "verdict", "as_expected", "events", "final_tick",
-        "timing_status", "timed_exact", "contended", "n_contended", "n_retimed", "retime_reasons",
+        "timing_status", "timed_exact", "contended", "n_contended", "n_retimed", "retime_reasons", "slow_rounds",
         "cpu_available_min", "load_avg_1min",
         "n_values", "time_mean_s", "time_stdev_s", "time_median_s", "time_min_s", "time_loop_mean_s",
         "time_loop_median_s", "loop_source", "speedup", "speedup_lo", "speedup_hi", "loop_speedup",
