@@ -4,7 +4,7 @@ For a machine with more cores than the 2-core development one (a workstation, a 
 installing Snakemake is not wanted. Every step is the pipeline's own:
 
 1. a golden record per (shape, order, seed) (``tickpar golden``) and one correctness check per cell
-   (``tickpar check``), several at a time, each claiming the cores the pipeline's check rule claims;
+   (``tickpar check``), several at a time, each claiming its cores (``SweepCell.check_cores``, as the pipeline);
 2. alone: the timing of every shape, one shape at a time (:func:`tickpar.perf.timing.measure_cells`:
    interleaved rounds of fresh pyperf processes, every timed run checked against the golden record,
    CPU availability probed around each round);
@@ -98,13 +98,6 @@ def select_cells(cells: Iterable[SweepCell], cores: int, wanted: set[int] | None
     return kept, [dropped[w] for w in sorted(dropped)]
 
 
-def claimed_cores(cell: SweepCell) -> int:
-    """Cores a correctness check claims (the pipeline's ``check_threads``): one per process, rank or native
-    thread, or per thread on a free-threaded interpreter; one for threads under the GIL."""
-    native = cell.engine == "native"
-    return cell.workers if cell.processes or cell.mpi or native or cell.interpreter != "default" else 1
-
-
 class CoreBudget:
     """At most ``cores`` claimed at a time (a job claiming more than all of them runs alone)."""
 
@@ -184,7 +177,7 @@ def check_cells(sweep: Any, cells: Sequence[SweepCell], root: Path, jobs: int, s
         out.parent.mkdir(parents=True, exist_ok=True)
         argv = [cell.python or sys.executable, "-m", "tickpar", "check", *cell.cli_args(), "--timeout",
                 str(format_value(timeout)), "--golden", str(root / cell.golden_path), "--out", str(out)]  # fmt: skip
-        rc = budget.run(claimed_cores(cell), lambda: _run_logged(argv, log, limit))
+        rc = budget.run(cell.check_cores, lambda: _run_logged(argv, log, limit))
         if not out.exists() or out.stat().st_size == 0:
             _fallback("check", rc, log, out)
 

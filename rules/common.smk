@@ -63,12 +63,8 @@ def cell_args(wildcards):
 
 
 def check_threads(wildcards):
-    """Cores a correctness job claims: one per worker process or MPI rank, or per thread on the
-    free-threaded interpreter; 1 for threads under the GIL, which keeps them on about one core
-    (oversubscribing a check only slows it; timing jobs claim `workers`)."""
-    cell = SWEEP.cell(wildcards)
-    native = cell.engine == "native"  # real std::threads
-    return cell.workers if cell.processes or cell.mpi or native or cell.interpreter != "default" else 1
+    """Cores a correctness job claims (tickpar.pipeline.sweep.SweepCell.check_cores)."""
+    return SWEEP.cell(wildcards).check_cores
 
 
 def exclusive(wildcards):

@@ -101,7 +101,9 @@ def test_checks_claim_the_cores_the_pipeline_rule_claims(tmp_path: Path) -> None
     _, sweep = _sweep(tmp_path)
     for cell in sweep.timed:
         # threads under the GIL: one core, whatever the worker count (rules/common.smk check_threads)
-        assert scaling.claimed_cores(cell) == 1
+        assert cell.check_cores == 1
+    _, processes = _sweep(tmp_path, TINY.replace("backend: threads", "backend: processes"))
+    assert {(c.workers, c.check_cores) for c in processes.timed if c.strategy != BASELINE} == {(1, 1), (2, 2), (64, 64)}
 
 
 @pytest.mark.slow

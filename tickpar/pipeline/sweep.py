@@ -434,6 +434,14 @@ class SweepCell:
         return _CELL_PART.format(**self.wildcards)
 
     @property
+    def check_cores(self) -> int:
+        """Cores its correctness check claims: one per worker process, MPI rank or native thread, or per thread on
+        a free-threaded interpreter; 1 for threads under the GIL, which keep about one core busy
+        (oversubscribing a check only slows it; timing jobs claim every core)."""
+        parallel = self.processes or self.mpi or self.engine == "native" or self.interpreter != DEFAULT_INTERPRETER
+        return self.workers if parallel else 1
+
+    @property
     def base_label(self) -> str:
         """Strategy and variant (``split/nochecks``; the default variant is just the name)."""
         return self.strategy if self.variant == DEFAULT_VARIANT else f"{self.strategy}/{self.variant}"
