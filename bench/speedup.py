@@ -73,6 +73,8 @@ def _main(argv: list[str] | None = None) -> int:
             records = measure_cells(
                 jobs, rounds=settings["processes"], values=settings["values"], warmups=settings["warmups"],
                 min_cpu_available=settings["min_cpu_available"],
+                baseline_max_spread=config["timing"]["baseline_max_spread"],
+                max_round_shift=config["timing"]["max_round_shift"],
             )  # fmt: skip
             usable = {c.key: usable_values(r) for c, r in zip(cells, records, strict=True)}
             print(f"{workload}/{shape}:")

@@ -143,7 +143,7 @@ seeds: [1]
 orders: [gem5]
 work: [none]
 workers: [1, 2]
-timing: {processes: 2, values: 3, warmups: 0, min_cpu_available: 0.0}
+timing: {processes: 2, values: 3, warmups: 0, min_cpu_available: 0.0, baseline_max_spread: 0, max_round_shift: 0}
 workloads:
   phold:
     shapes: {tiny: {lps: 4, population: 2, granularity: 20, end_tick: 400, work_us: 0.0}}

@@ -60,7 +60,8 @@ work: [none]
 workers: [1]
 check_workers: []
 timeout_s: 60
-timing: {processes: 2, values: 3, warmups: 1, timeout_s: 120, min_cpu_available: 0.0}
+timing: {processes: 2, values: 3, warmups: 1, timeout_s: 120, min_cpu_available: 0.0, baseline_max_spread: 0,
+         max_round_shift: 0}
 report: {bootstrap: 100}
 workloads:
   phold:

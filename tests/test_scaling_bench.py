@@ -30,7 +30,8 @@ work: [gil-release]
 workers: [1, 2, 64]
 check_workers: []
 timeout_s: 60
-timing: {processes: 1, values: 5, warmups: 0, timeout_s: 60, min_cpu_available: 0.0, retimes: 0}
+timing: {processes: 1, values: 5, warmups: 0, timeout_s: 60, min_cpu_available: 0.0, retimes: 0,
+         baseline_max_spread: 0, max_round_shift: 0}
 report: {bootstrap: 100}
 workloads:
   phold:
