@@ -264,15 +264,6 @@ def time_shape(cells: Sequence[SweepCell], root: Path, timing: Mapping[str, Any]
     )
 
 
-def _load(path: str | None) -> dict[str, Any] | None:
-    if not path:
-        return None
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def write_tables(sweep: Any, cells: Sequence[SweepCell], root: Path, bounds: Sequence[Path]) -> pd.DataFrame:
     """summary.csv, prediction.csv, model_error.csv and scaling.csv under ``root``; the scaling table."""
     manifest = []
@@ -286,7 +277,7 @@ def write_tables(sweep: Any, cells: Sequence[SweepCell], root: Path, bounds: Seq
     if native_calibration.exists():  # the cxx preset's costs: this run's calibration, as the pipeline's rules pass it
         os.environ[CALIBRATION_ENV] = str(native_calibration)
     summary = aggregate(manifest, bootstrap=int(report.get("bootstrap", 2000)),
-                        confidence=float(report.get("confidence", 0.95)), load=_load)  # fmt: skip
+                        confidence=float(report.get("confidence", 0.95)))  # fmt: skip
     write_csv_atomic(summary, root / "summary.csv")
     prediction = prediction_table(summary, [str(p) for p in bounds if p.exists()])
     write_csv_atomic(prediction, root / "prediction.csv")
