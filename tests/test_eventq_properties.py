@@ -201,3 +201,99 @@ def test_schedule_then_drain_is_sorted_lifo(batch: list[tuple[int, int]]) -> Non
     expected = sorted(range(len(batch)), key=lambda n: (batch[n][0], batch[n][1], -n))
     assert served == expected
     assert q.empty() and q.cur_tick == max(w for w, _ in batch)
+
+
+# -- the queue length under every primitive that moves entries in or out of the heap -----------------------
+# The kernel keeps len() as len(heap) plus an offset that only the rare operations change (a stale entry made
+# or dropped, an entry taken out of the heap or put back, a deferred batch committed): the hot paths touch no
+# counter.  These sequences mix all of them, double schedules (checks=False) included, and compare len() with
+# the live entries after each step.
+batch_ops = st.one_of(
+    st.tuples(st.just("schedule"), st.integers(0, N_EVENTS - 1), st.integers(-2, 8)),
+    st.tuples(st.just("reschedule"), st.integers(0, N_EVENTS - 1), st.integers(-2, 8), st.booleans()),
+    st.tuples(st.just("deschedule"), st.integers(0, N_EVENTS - 1)),
+    st.tuples(st.just("squash"), st.integers(0, N_EVENTS - 1)),
+    st.tuples(st.just("service")),
+    st.tuples(st.just("pop_bin"), st.booleans()),
+    st.tuples(st.just("pop_next")),
+    st.tuples(
+        st.just("defer"),
+        st.lists(st.tuples(st.integers(0, 2), st.integers(0, N_EVENTS - 1), st.integers(0, 8)), max_size=6),
+    ),
+    st.tuples(st.just("serve_until"), st.integers(0, 12)),
+)
+
+
+def _live_entries(q: EventQueue) -> int:
+    return len(q.pending())
+
+
+def _apply_batch_op(q: Any, events: list[Event], op: Op) -> None:
+    from tickpar.kernel.eventkeys import pack_key
+    from tickpar.kernel.eventq import Deferred, EventNotFound
+
+    kind = op[0]
+    if kind == "schedule":
+        q.schedule(events[op[1]], q.cur_tick + op[2])
+    elif kind == "reschedule":
+        q.reschedule(events[op[1]], q.cur_tick + op[2], op[3])
+    elif kind == "deschedule":
+        try:
+            q.deschedule(events[op[1]])
+        except EventNotFound:
+            pass
+    elif kind == "squash":
+        events[op[1]].squash()
+    elif kind == "service":
+        if not q.empty():
+            q.service_one()
+    elif kind == "pop_next":
+        if not q.empty():
+            q.execute_popped(q.pop_next())
+    elif kind == "serve_until":
+        q.serve_until(pack_key(q.cur_tick + op[1], 0))
+    elif kind == "pop_bin":
+        entries = q.pop_bin()
+        assert len(q) == _live_entries(q) + len(entries)  # taken out of the heap, still queued
+        if op[1]:
+            q.serve_bin(entries)
+        else:
+            q.put_back(entries)
+    elif kind == "defer":
+        d = Deferred(limit_key=-1)
+        q.defer_to(d)
+        try:
+            for what, i, dt in op[1]:
+                e = events[i]
+                if what == 0:
+                    q.schedule(e, q.cur_tick + dt)
+                elif what == 1:
+                    q.reschedule(e, q.cur_tick + dt, True)
+                else:
+                    try:
+                        q.deschedule(e)
+                    except EventNotFound:
+                        pass
+        finally:
+            q.defer_to(None)
+        q.commit(d.ops, d.size_delta)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.sampled_from(("gem5", "canonical")), st.lists(batch_ops, max_size=40))
+def test_queue_length_agrees_with_live_entries_under_every_primitive(order: str, sequence: list[Op]) -> None:
+    """len() and empty() equal the live heap entries after schedule (twice too), reschedule, deschedule,
+    squash, service_one, pop_next, serve_until, pop_bin with put_back or serve_bin, and a deferred batch's
+    commit, checks off; then the whole queue drains to len 0 with ``run``."""
+    from tickpar.kernel.eventq import BatchQueue
+
+    q = BatchQueue(order=order, checks=False)
+    events = [Event(lambda: None, name=f"e{i}", priority=PRIORITIES[i]) for i in range(N_EVENTS)]
+    for n, op in enumerate(sequence):
+        for e in events:
+            e.source = (n + 1) * 64 + events.index(e)  # a fresh canonical key per step
+        _apply_batch_op(q, events, op)
+        assert len(q) == _live_entries(q), (n, op)
+        assert q.empty() == (len(q) == 0)
+    q.run()
+    assert len(q) == 0 and q.empty() and _live_entries(q) == 0
