@@ -228,7 +228,14 @@ def _live_entries(q: EventQueue) -> int:
     return len(q.pending())
 
 
-def _apply_batch_op(q: Any, events: list[Event], op: Op) -> None:
+def _stamp_all(events: list[Event], counter: list[int]) -> None:
+    """A fresh canonical source key for every event: one per operation, as a component stamps one per send."""
+    for e in events:
+        counter[0] += 1
+        e.source = counter[0]
+
+
+def _apply_batch_op(q: Any, events: list[Event], op: Op, counter: list[int]) -> None:
     from tickpar.kernel.eventkeys import pack_key
     from tickpar.kernel.eventq import Deferred, EventNotFound
 
@@ -264,6 +271,7 @@ def _apply_batch_op(q: Any, events: list[Event], op: Op) -> None:
         q.defer_to(d)
         try:
             for what, i, dt in op[1]:
+                _stamp_all(events, counter)
                 e = events[i]
                 if what == 0:
                     q.schedule(e, q.cur_tick + dt)
@@ -289,10 +297,10 @@ def test_queue_length_agrees_with_live_entries_under_every_primitive(order: str,
 
     q = BatchQueue(order=order, checks=False)
     events = [Event(lambda: None, name=f"e{i}", priority=PRIORITIES[i]) for i in range(N_EVENTS)]
+    counter = [0]
     for n, op in enumerate(sequence):
-        for e in events:
-            e.source = (n + 1) * 64 + events.index(e)  # a fresh canonical key per step
-        _apply_batch_op(q, events, op)
+        _stamp_all(events, counter)
+        _apply_batch_op(q, events, op, counter)
         assert len(q) == _live_entries(q), (n, op)
         assert q.empty() == (len(q) == 0)
     q.run()
