@@ -342,6 +342,31 @@ def test_partitioned_strategies_are_exact_in_canonical_order(strategy: str) -> N
         assert r.cur_tick <= 3000
 
 
+# method="thread": a replay stuck in native code ignores the signal method; the thread method ends the process.
+@pytest.mark.timeout(60, method="thread")
+@pytest.mark.parametrize("strategy", ["tick-barrier", "conservative"])
+def test_more_workers_than_cores_sleep_at_the_barriers_and_stay_exact(strategy: str) -> None:
+    """With more threads than cores the barriers' waiters fall asleep (spin, yield, then futex) and every
+    sleeper is woken: the replay finishes (a lost wake-up would hang it past the timeout) and is exact.
+    Events of 300 us keep the waits far longer than the spinning and yielding, so the threads do sleep."""
+    import os
+
+    workers = 2 * len(os.sched_getaffinity(0)) + 1
+    order = "gem5" if strategy == "tick-barrier" else "canonical"
+    b = synthetic(population=2, hops=8, granularity=50, seed=5, end_tick=3000, work_us=300.0)
+    dag = b.build(end_tick=3000)
+    golden = tn.run(dag, order=order, trace=True)
+    assert golden.failure is None and golden.events > 50
+    if strategy == "tick-barrier":
+        kw: dict[str, object] = {"lock_key": "component"}
+    else:
+        kw = {"lookahead": 100, "lp_of": [c % workers for c in range(b.ncomp)]}
+    for _ in range(3):
+        r = tn.run(dag, strategy, workers, order=order, trace=True, **kw)
+        assert r.failure is None and not r.races, r.failure
+        assert traces(r, b.ncomp) == traces(golden, b.ncomp)
+
+
 def test_conservative_refuses_a_message_below_the_lookahead() -> None:
     b = synthetic(seed=4)
     r = tn.run(b.build(), "conservative", 2, order="canonical", lp_of=[c % 2 for c in range(b.ncomp)], lookahead=500)
