@@ -9,7 +9,8 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The checkout is installed editable and pure Python (TICKPAR_PURE=1, whatever TICKPAR_COMPILED says), so that edits to the kernel take
 # effect; `make test-compiled` builds and tests the compiled kernel (setup.py) in a copy of its own.
-# `make report` needs tickpar, its dependencies and the native engine ($(STAMP)); the test targets add the
+# `make report` needs tickpar, its dependencies, the engine benchmark's peers (the [bench] extra: SimPy, salabim,
+# desimpy, for the environment page) and the native engine ($(STAMP)); the test targets add the
 # [test] extra on top ($(TEST_STAMP): pytest, ruff, import-linter, mypy, ...), which the sweep does not use
 # (it would add its install time to the default sweep's 10-minute budget).
 TEST_STAMP := $(VENV)/.installed-test
@@ -17,7 +18,7 @@ TEST_STAMP := $(VENV)/.installed-test
 $(STAMP): pyproject.toml setup.py native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e .
+	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/python -m pip install --quiet ./native
 	touch $(STAMP)
 
@@ -25,7 +26,7 @@ $(TEST_STAMP): $(STAMP)
 	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(TEST_STAMP)
 
-# The native engine alone (C++17, scikit-build-core + nanobind from PyPI): `make native`.
+# The native engine alone (C++20, scikit-build-core + nanobind from PyPI): `make native`.
 native: $(STAMP)
 
 # `make report CONFIG=config/full.yaml` runs another sweep; SMK="..." passes more Snakemake options.

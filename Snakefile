@@ -2,6 +2,7 @@
 #   common.smk     config -> validated sweep (tickpar/pipeline/sweep.py), resources, input functions
 #   verify.smk     golden sequential records and correctness jobs (tickpar golden / tickpar check)
 #   bench.smk      timing: one job per workload shape after every check, interleaved pyperf rounds
+#   engine.smk     the engine benchmark: tickpar against SimPy, desimpy, salabim, heapq (bench/engine.py), alone
 #   aggregate.smk  results/summary.csv (tickpar/pipeline/aggregate.py)
 #   report.smk     figures, findings, results/report.pdf (tickpar/report/render.py); HTML via --report
 #   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report/failures.py)
@@ -15,6 +16,7 @@ include: "rules/bench.smk"
 include: "rules/bounds.smk"
 include: "rules/aggregate.smk"
 include: "rules/failures.smk"
+include: "rules/engine.smk"
 include: "rules/report.smk"
 include: "rules/accuracy.smk"
 

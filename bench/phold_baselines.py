@@ -1,10 +1,12 @@
-"""PHOLD outside tickpar: the same model as ``workloads/phold.py``, in SimPy and in a bare heapq loop.
+"""PHOLD outside tickpar: the same model as ``workloads/phold.py``, in SimPy, desimpy, salabim and a bare heapq loop.
 
 Each ``simulate_*`` function builds one PHOLD run (untimed), runs its event
 loop (timed with ``time.perf_counter``) and returns a :class:`Outcome`: the
 events each LP received and the loop's seconds.  :data:`IMPLEMENTATIONS` maps
 the benchmark names that ``bench/engine.py`` uses to these functions, with
-tickpar's ``sequential`` strategy among them.
+tickpar's ``sequential`` strategy among them.  A peer whose library does not
+import (SimPy, desimpy, salabim) or a compiled kernel that was not built is
+left out of it, and :data:`UNAVAILABLE` says why.
 
 "The same model" means what ``workloads/phold.py`` does with ``work_us=0``
 and ``granularity=1``:
@@ -21,8 +23,9 @@ and ``granularity=1``:
 * every event with ``when <= end_tick`` runs, none after (gem5's
   ``simulate(end_tick)``: model events at ``end_tick`` still run).
 
-Ties at one tick are broken differently (tickpar: gem5's LIFO; SimPy and the
-heapq loop: FIFO), but that cannot change the per-LP counts: an LP's draws
+Ties at one tick are broken differently (tickpar: gem5's LIFO; SimPy, salabim
+and the heapq loop: FIFO; desimpy: whatever its heap of ``(time, event)`` pairs
+does with equal times), but that cannot change the per-LP counts: an LP's draws
 depend only on how many events it has processed, and two events tied at one
 LP at one tick send the same two arrival ticks whichever goes first (only
 their hop counts swap).  So every implementation processes *exactly* the same
@@ -31,6 +34,8 @@ number of events per LP, which :func:`check_counts` verifies.
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import json
 import os
 import random
@@ -39,11 +44,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from heapq import heappop, heappush
 from pathlib import Path
+from types import ModuleType
 from typing import Any
-
-import simpy
 
 from tickpar.kernel.model import derive_seed
 from tickpar.plugins.registry import get_registry
@@ -52,12 +57,18 @@ from tickpar.runner import resolve_cell
 __all__ = [
     "DEFAULT_SEED",
     "IMPLEMENTATIONS",
+    "LIBRARIES",
+    "UNAVAILABLE",
     "Outcome",
     "PholdParams",
     "check_counts",
     "compiled_tree",
+    "kernel_of",
+    "library_version",
     "lp_rngs",
+    "simulate_desimpy",
     "simulate_heapq",
+    "simulate_salabim",
     "simulate_simpy_callbacks",
     "simulate_simpy_process",
     "simulate_tickpar",
@@ -65,6 +76,19 @@ __all__ = [
 ]
 
 DEFAULT_SEED = 1
+
+
+def _optional(module: str) -> tuple[ModuleType | None, str | None]:
+    """``(module, None)``, or ``(None, why)`` where it does not import (not installed, or broken on import)."""
+    try:
+        return importlib.import_module(module), None
+    except Exception as err:  # an ImportError, or any error a broken install raises on import
+        return None, f"{module} does not import ({type(err).__name__}: {err})"
+
+
+simpy, _SIMPY_MISSING = _optional("simpy")
+desimpy, _DESIMPY_MISSING = _optional("desimpy")
+salabim, _SALABIM_MISSING = _optional("salabim")
 
 
 @dataclass(frozen=True)
@@ -314,15 +338,182 @@ def simulate_simpy_process(params: PholdParams, seed: int = DEFAULT_SEED) -> Out
     return Outcome(tuple(received), loop_s)
 
 
-#: Benchmark name -> simulation function, in the order ``bench/engine.py`` runs them.
-IMPLEMENTATIONS: dict[str, Callable[[PholdParams, int], Outcome]] = {
-    "tickpar_sequential": simulate_tickpar,
-    "simpy_callbacks": simulate_simpy_callbacks,
-    "simpy_process": simulate_simpy_process,
-    "heapq_bare": simulate_heapq,
+# -- desimpy --------------------------------------------------------------------------------
+
+
+def simulate_desimpy(params: PholdParams, seed: int = DEFAULT_SEED) -> Outcome:
+    """PHOLD in desimpy: each event is ``scheduler.timeout(delay, action)``, the action the receiving LP's handler.
+
+    desimpy is callback-only: an ``Event(time, action, context)`` on a heap of ``(time, event)``
+    pairs, whose ``action()`` takes no argument, so each event carries its ``(lp, hops)`` in a
+    ``functools.partial`` of the handler.  The loop is ``EventScheduler.run(stop, logging=False)``
+    (no event log) with a stop condition that reads the head of the public ``event_queue``: every
+    event at ``end_tick`` runs, none after.  Not ``run_until_max_time``: its stop condition takes
+    ``heapq.nsmallest(1, ...)`` of the whole queue before every event (and so does ``peek()``), a scan
+    of all ``lps * population`` pending events per event, 12x slower on the default model, which
+    would measure that scan rather than desimpy's scheduler.
+    """
+    scheduler = desimpy.EventScheduler()
+    lps = params.lps
+    lookahead = params.lookahead
+    rate = 1.0 / params.mean
+    remote = params.remote
+    others = lps - 1
+    end_tick = params.end_tick
+    rngs = lp_rngs(params, seed)
+    received = [0] * lps
+    timeout = scheduler.timeout
+
+    def arrive(lp: int, hops: int) -> None:
+        received[lp] += 1
+        rng = rngs[lp]
+        if remote and rng.random() < remote:
+            dst = rng.randrange(others)
+            if dst >= lp:
+                dst += 1
+        else:
+            dst = lp
+        timeout(lookahead + int(rng.expovariate(rate)), partial(arrive, dst, hops + 1))
+
+    for lp in range(lps):
+        rng = rngs[lp]
+        for _ in range(params.population):
+            timeout(lookahead + int(rng.expovariate(rate)), partial(arrive, lp, 0))
+
+    queue = scheduler.event_queue  # the scheduler's own heap (nothing here replaces it)
+
+    def stop(_: Any) -> bool:
+        return not queue or queue[0][0] > end_tick
+
+    started = time.perf_counter()
+    scheduler.run(stop, logging=False)
+    loop_s = time.perf_counter() - started
+    return Outcome(tuple(received), loop_s)
+
+
+# -- salabim --------------------------------------------------------------------------------
+
+if salabim is not None:
+
+    class _SalabimToken(salabim.Component):
+        """One in-flight PHOLD event: hold until it arrives, do the receiving LP's work, hold again."""
+
+        def setup(self, lp: int, first: int, model: dict[str, Any]) -> None:
+            self.lp = lp
+            self.first = first
+            self.model = model
+
+        def process(self):  # a generator: the Environment runs with yieldless=False
+            model = self.model
+            received, rngs = model["received"], model["rngs"]
+            lookahead, rate, remote, others = model["lookahead"], model["rate"], model["remote"], model["others"]
+            hold = self.hold
+            lp = self.lp
+            yield hold(self.first)
+            # The draws written out as in simulate_simpy_process's token, not shared through a function:
+            # a call per event would add to this peer's cost what none of the others pays.
+            while True:
+                received[lp] += 1
+                rng = rngs[lp]
+                if remote and rng.random() < remote:
+                    dst = rng.randrange(others)
+                    if dst >= lp:
+                        dst += 1
+                else:
+                    dst = lp
+                yield hold(lookahead + int(rng.expovariate(rate)))
+                lp = dst
+
+
+def simulate_salabim(params: PholdParams, seed: int = DEFAULT_SEED) -> Outcome:
+    """PHOLD in salabim: one component per in-flight event (as ``simulate_simpy_process``), ``yield self.hold(...)``.
+
+    salabim has no callback or event-scheduling API: everything scheduled is a ``Component``'s
+    process, and a component is on the event list once, so PHOLD's ``lps * population`` in-flight
+    events are that many components, each holding until its arrival and then doing the receiving
+    LP's work.  Of salabim's two process forms this is the generator one
+    (``Environment(yieldless=False)``, ``yield self.hold(d)``): 1.7x the events/s of the greenlet
+    form that salabim 24+ makes the default (``yieldless=True``, a plain ``self.hold(d)``) on the
+    default model here (240k against 139k events/s; with 1,024 greenlets a switch costs more than a
+    generator's ``send``).  A plain-function process, the nearest thing to a callback, is refused in
+    yield mode and gets a new greenlet per activation in yieldless mode.  ``trace=False``, no
+    animation, and ``random_seed=""`` (salabim leaves the ``random`` module alone; every LP draws
+    from its own RNG anyway).  ``run(till=end_tick)``: the main component is scheduled at
+    ``end_tick`` with priority ``inf``, so every event at ``end_tick`` runs first, none after.
+    """
+    env = salabim.Environment(trace=False, yieldless=False, random_seed="", set_numpy_random_seed=False)
+    lps = params.lps
+    rngs = lp_rngs(params, seed)
+    received = [0] * lps
+    model = {
+        "received": received, "rngs": rngs, "lookahead": params.lookahead, "rate": 1.0 / params.mean,
+        "remote": params.remote, "others": lps - 1,
+    }  # fmt: skip
+    for lp in range(lps):
+        rng = rngs[lp]
+        for _ in range(params.population):
+            _SalabimToken(lp=lp, first=params.lookahead + int(rng.expovariate(model["rate"])), model=model, env=env)
+
+    started = time.perf_counter()
+    env.run(till=params.end_tick)
+    loop_s = time.perf_counter() - started
+    return Outcome(tuple(received), loop_s)
+
+
+#: Benchmark name -> simulation function, in the order ``bench/engine.py`` runs them.  Only what can
+#: run here: a peer whose library does not import, or ``tickpar_compiled`` without a compiled kernel,
+#: is in :data:`UNAVAILABLE` instead, with the reason.
+IMPLEMENTATIONS: dict[str, Callable[[PholdParams, int], Outcome]] = {}
+#: Benchmark name -> why it cannot run here (one line).
+UNAVAILABLE: dict[str, str] = {}
+#: Benchmark name -> the distribution whose version it measures (None: the standard library only).
+LIBRARIES: dict[str, str | None] = {
+    "tickpar_sequential": "tickpar",
+    "tickpar_compiled": "tickpar",
+    "simpy_callbacks": "simpy",
+    "simpy_process": "simpy",
+    "desimpy": "desimpy",
+    "salabim": "salabim",
+    "heapq_bare": None,
 }
-if compiled_tree() is not None:  # a peer only where a compiled kernel was built (make test-compiled)
-    IMPLEMENTATIONS["tickpar_compiled"] = simulate_tickpar_compiled
+_NO_COMPILED = (
+    "no compiled kernel (`make test-compiled` builds build/compiled-tree; TICKPAR_COMPILED_TREE names another)"
+)
+for _name, _simulate, _missing in (
+    ("tickpar_sequential", simulate_tickpar, None),
+    ("tickpar_compiled", simulate_tickpar_compiled, None if compiled_tree() is not None else _NO_COMPILED),
+    ("simpy_callbacks", simulate_simpy_callbacks, _SIMPY_MISSING),
+    ("simpy_process", simulate_simpy_process, _SIMPY_MISSING),
+    ("desimpy", simulate_desimpy, _DESIMPY_MISSING),
+    ("salabim", simulate_salabim, _SALABIM_MISSING),
+    ("heapq_bare", simulate_heapq, None),
+):
+    if _missing is None:
+        IMPLEMENTATIONS[_name] = _simulate
+    else:
+        UNAVAILABLE[_name] = _missing
+
+
+def kernel_of(name: str) -> str | None:
+    """The kernel build a tickpar implementation runs (``pure`` or ``compiled``); None for a peer."""
+    if name == "tickpar_compiled":
+        return "compiled"  # its child process refuses to run on anything else
+    if name == "tickpar_sequential":
+        from tickpar.kernel import kernel_build
+
+        return kernel_build()  # this process's kernel: compiled where the venv's is
+    return None
+
+
+def library_version(name: str) -> str | None:
+    """``"<distribution> <version>"`` of the library implementation ``name`` measures; None for the bare loop."""
+    dist = LIBRARIES.get(name)
+    if dist is None:
+        return None
+    try:
+        return f"{dist} {importlib.metadata.version(dist)}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{dist} (version unknown)"
 
 
 def check_counts(outcomes: dict[str, Outcome]) -> None:

@@ -1,4 +1,5 @@
-# summary.csv + prediction.csv -> captioned figures, findings and environment pages, and results/report.pdf
+# summary.csv + prediction.csv (+ the engine benchmark's record) -> captioned figures, findings and environment
+# pages, and results/report.pdf
 # (tickpar/report/render.py, its pages in tickpar.report.render.PAGES).
 # The HTML report is Snakemake's: snakemake --report results/report.html
 
@@ -8,6 +9,7 @@ rule report_files:
         summary="results/summary.csv",
         prediction="results/prediction.csv",
         failures=FAILURE_OUTPUTS,  # rules/failures.smk: their pages go into the PDF too
+        engine=ENGINE_BENCH_OUTPUTS,  # rules/engine.smk: the environment page's engine table (none when off)
     output:
         speedup=report(
             REPORT_OUTPUTS["speedup"],

@@ -5,6 +5,8 @@ Timing is never asserted here: only that every implementation runs and processes
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from phold_baselines import IMPLEMENTATIONS, Outcome, PholdParams, check_counts  # noqa: E402
+from phold_baselines import IMPLEMENTATIONS, UNAVAILABLE, Outcome, PholdParams, check_counts  # noqa: E402
 
 TINY = [
     PholdParams(lps=4, population=2, end_tick=400),
@@ -41,6 +43,29 @@ def test_every_implementation_processes_the_same_events(params: PholdParams) -> 
     check_counts(outcomes)
     totals = [out.events for out in outcomes.values()]
     assert max(totals) <= 1.02 * min(totals)
+
+
+@pytest.mark.parametrize("name, module", [("desimpy", "desimpy"), ("salabim", "salabim")])
+def test_library_peers_run_the_same_phold(name: str, module: str) -> None:
+    """desimpy and salabim are registered where they import and process exactly tickpar's events per LP."""
+    pytest.importorskip(module)
+    assert name in IMPLEMENTATIONS and name not in UNAVAILABLE
+    for params in TINY:
+        outcomes = {"tickpar_sequential": IMPLEMENTATIONS["tickpar_sequential"](params, 5)}
+        outcomes[name] = IMPLEMENTATIONS[name](params, 5)
+        check_counts(outcomes)
+        assert outcomes[name].events > 0
+
+
+def test_salabim_stops_after_the_events_at_end_tick() -> None:
+    """salabim's run(till=end_tick) runs the events at end_tick and none after (an event lands on it here)."""
+    pytest.importorskip("salabim")
+    runs = []
+    for end in (60, 61):  # several events a tick: the two ends differ
+        p = PholdParams(lps=3, population=2, lookahead=1, mean=2.0, end_tick=end)
+        runs.append(IMPLEMENTATIONS["salabim"](p, 3).received)
+        assert runs[-1] == IMPLEMENTATIONS["heapq_bare"](p, 3).received
+    assert runs[0] != runs[1]
 
 
 def test_tickpar_counts_match_the_workload_record() -> None:
@@ -198,3 +223,115 @@ def test_speedup_front_end_takes_each_engine_over_its_own_baseline() -> None:
         base = speedup.baseline_of(cell, cells)
         assert base is not None and base.strategy == "sequential"
         assert (base.engine, base.interpreter, base.order) == (cell.engine, cell.interpreter, cell.order)
+
+
+# ---------------------------------------------------------------- --interleave and its JSON record
+
+TINY_ARGS = ["--lps", "4", "--population", "2", "--end-tick", "300"]
+NO_COMPILED = {"TICKPAR_COMPILED_TREE": "/nonexistent-compiled-tree"}  # the same peers with or without a build
+
+
+def _engine(args: list[str], prelude: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """bench/engine.py ARGS in a child; ``prelude`` runs first (e.g. to make a library unimportable)."""
+    code = f"import runpy, sys\n{prelude}\nsys.argv = {[str(BENCH / 'engine.py'), *args]!r}\n"
+    code += f"runpy.run_path({str(BENCH / 'engine.py')!r}, run_name='__main__')\n"
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}
+    )
+
+
+def test_interleaved_run_writes_a_record_with_medians_intervals_ratios_and_environment(tmp_path: Path) -> None:
+    """--interleave --json: per implementation events/s and ratio to simpy_callbacks, each with its interval."""
+    pytest.importorskip("simpy")
+    out = tmp_path / "engine.json"
+    run = _engine(["--interleave", "3", "--impl", "all", *TINY_ARGS, "--json", str(out)], env=NO_COMPILED)
+    assert run.returncode == 0, run.stderr[-2000:]
+    record = json.loads(out.read_text())
+    assert record["kind"] == "tickpar-engine-bench" and record["status"] == "ok" and record["rounds"] == 3
+    assert record["model"]["lps"] == 4 and record["model"]["end_tick"] == 300 and record["model"]["events"] > 0
+    assert record["reference"] == "simpy_callbacks"
+    impls = record["implementations"]
+    assert list(impls) == [n for n in IMPLEMENTATIONS if n != "tickpar_compiled"]
+    assert "tickpar_compiled" in record["skipped"] and "no compiled kernel" in record["skipped"]["tickpar_compiled"]
+    assert "engine.py: tickpar_compiled skipped: no compiled kernel" in run.stderr
+    for name, entry in impls.items():
+        assert entry["events"] == record["model"]["events"], name
+        assert len(entry["rates"]) == 3, name
+        e = entry["events_per_s"]
+        assert 0 < e["lo"] <= e["median"] <= e["hi"], name
+        r = entry["ratios"]["simpy_callbacks"]
+        assert 0 < r["lo"] <= r["median"] <= r["hi"], name
+    assert impls["simpy_callbacks"]["ratios"]["simpy_callbacks"] == {"median": 1.0, "lo": 1.0, "hi": 1.0}
+    assert impls["tickpar_sequential"]["kernel"] in ("pure", "compiled") and impls["heapq_bare"]["kernel"] is None
+    assert impls["simpy_callbacks"]["library"].startswith("simpy ")
+    env = record["environment"]
+    assert env["python"] and env["implementation"] and record["versions"]["simpy"]
+    assert "goal pure tickpar >= 1x simpy_callbacks" in run.stdout
+
+    shown = _engine(["--show", str(out)])
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "simpy_callbacks" in shown.stdout and "goal compiled tickpar >= 0.5x heapq_bare" in shown.stdout
+
+
+def test_a_missing_library_is_skipped_with_a_note(tmp_path: Path) -> None:
+    """Where salabim and desimpy do not import, --impl all runs the others and says so, one line each."""
+    out = tmp_path / "engine.json"
+    prelude = "sys.modules['salabim'] = None\nsys.modules['desimpy'] = None"
+    run = _engine(["--interleave", "2", "--impl", "all", *TINY_ARGS, "--json", str(out)], prelude, NO_COMPILED)
+    assert run.returncode == 0, run.stderr[-2000:]
+    notes = [line for line in run.stderr.splitlines() if "skipped" in line]
+    assert len([n for n in notes if n.startswith("engine.py: salabim skipped: salabim does not import")]) == 1
+    assert len([n for n in notes if n.startswith("engine.py: desimpy skipped: desimpy does not import")]) == 1
+    record = json.loads(out.read_text())
+    assert record["status"] == "ok"
+    assert {"salabim", "desimpy"} <= set(record["skipped"]) and not {"salabim", "desimpy"} & set(
+        record["implementations"]
+    )
+    assert "heapq_bare" in record["implementations"] and "skipped: salabim: salabim does not import" in run.stdout
+    named = _engine(["--interleave", "1", "--impl", "salabim,heapq_bare", *TINY_ARGS], prelude)
+    lines = named.stderr.strip().splitlines()
+    assert (
+        named.returncode != 0 and len(lines) == 1 and "not available here (salabim: salabim does not import" in lines[0]
+    )
+
+
+def test_a_bad_impl_is_one_line_naming_it_and_what_is_allowed() -> None:
+    run = _engine(["--interleave", "1", "--impl", "tickpar_sequential,simpy_fast"])
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode != 0 and len(lines) == 1, run.stderr
+    assert "--impl 'tickpar_sequential,simpy_fast': unknown simpy_fast" in lines[0] and "heapq_bare" in lines[0]
+    assert "or 'all'" in lines[0]
+
+
+def test_an_implementation_that_fails_is_recorded_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash or a wrong event count drops that implementation with why; the rest are still measured."""
+    import engine
+
+    def broken(params: PholdParams, seed: int) -> Outcome:
+        raise ValueError("boom")
+
+    def miscounts(params: PholdParams, seed: int) -> Outcome:
+        out = IMPLEMENTATIONS["heapq_bare"](params, seed)
+        return Outcome((out.received[0] + 1, *out.received[1:]), out.loop_s)
+
+    calls = {"n": 0}
+
+    def late(params: PholdParams, seed: int) -> Outcome:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise RuntimeError("fails in a timed round")
+        return IMPLEMENTATIONS["heapq_bare"](params, seed)
+
+    for name, fn in (("broken", broken), ("miscounts", miscounts), ("late", late)):
+        monkeypatch.setitem(IMPLEMENTATIONS, name, fn)
+    record = engine.interleaved(["heapq_bare", "broken", "miscounts", "late"], TINY[0], 1, 2, cold=True)
+    assert record["status"] == "partial" and list(record["implementations"]) == ["heapq_bare"]
+    assert record["failed"]["broken"] == "untimed first run: ValueError: boom"
+    assert record["failed"]["miscounts"].startswith("event counts differ:")
+    assert record["failed"]["late"] == "round 1: RuntimeError: fails in a timed round"
+    assert len(record["implementations"]["heapq_bare"]["rates"]) == 2
+    assert any(
+        line == "failed: broken: untimed first run: ValueError: boom" for line in engine.interleaved_lines(record)
+    )
+    nothing = engine.interleaved(["broken"], TINY[0], 1, 1, cold=True)
+    assert nothing["status"] == "failed" and nothing["error"].startswith("no implementation ran: broken:")

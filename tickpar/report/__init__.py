@@ -2,8 +2,10 @@
 
 Holds :mod:`~tickpar.report.render` (the pages, :data:`~tickpar.report.render.PAGES`, findings,
 environment, the PDF), :mod:`~tickpar.report.speed` (speedup, bounds and break-even figures),
-:mod:`~tickpar.report.failures` (the anatomy pages: shrunk cells and timelines) and
-:mod:`~tickpar.report.accuracy` (accuracy against speed).
+:mod:`~tickpar.report.failures` (the anatomy pages: shrunk cells and timelines),
+:mod:`~tickpar.report.accuracy` (accuracy against speed) and :mod:`~tickpar.report.engine_bench`
+(the engine benchmark against SimPy, desimpy, salabim and heapq, and the speed goals, on the
+environment page).
 
 May import: ``tickpar.pipeline`` and every layer below it.
 """

@@ -5,7 +5,7 @@ Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.pipeline.aggrega
 rebuilt from the tables alone::
 
     python -m tickpar.report results/summary.csv --prediction results/prediction.csv \
-        --outdir results/report --pdf results/report.pdf
+        --engine-bench results/engine/engine.json --outdir results/report --pdf results/report.pdf
 
 The pages are :data:`PAGES`, in PDF order; figure pages are also written one
 file each, for Snakemake's HTML report:
@@ -13,7 +13,9 @@ file each, for Snakemake's HTML report:
 * ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
   computed from the tables, none written by hand (with, for relaxed strategies,
   the quantum ratio at which the error passes 1% and 15%);
-* ``environment``: CPU, cores, Python, GIL, work model, versions;
+* ``environment``: CPU, cores, Python, GIL, work model, versions, and the engine benchmark: tickpar's
+  events/s beside SimPy, desimpy, salabim and a bare heapq loop, with the speed goals judged from
+  it (``results/engine/engine.json``, :mod:`tickpar.report.engine_bench`);
 * ``correctness``: strategy/variant x (workload shape, workers) -> the worst
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
   did not promise, ``*`` a cell whose seeds disagree;
@@ -73,6 +75,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from tickpar.plugins import BASELINE
+from tickpar.report import engine_bench
 from tickpar.report import failures as report_failures
 from tickpar.report.accuracy import accuracy_findings, summary_page
 from tickpar.report.engines import engine_findings, fig_engines
@@ -519,11 +522,12 @@ def findings_html(df: pd.DataFrame, sentences: list[str], title: str) -> str:
     )
 
 
-def environment_html(rows: list[tuple[str, str]]) -> str:
+def environment_html(rows: list[tuple[str, str]], extra_html: str = "") -> str:
+    """The environment page; ``extra_html`` (the engine benchmark's section) goes below the table."""
     body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>environment</title><style>{_CSS}</style>"
-        f"</head><body><h2>Environment</h2><table>{body}</table></body></html>"
+        f"</head><body><h2>Environment</h2><table>{body}</table>{extra_html}</body></html>"
     )
 
 
@@ -588,6 +592,8 @@ class ReportData:
     sentences: list[str]
     environment: list[tuple[str, str]]
     subtitle: str = ""
+    engine: dict[str, Any] | None = None
+    """The engine benchmark's record (:func:`tickpar.report.engine_bench.load`); None when it did not run."""
 
 
 @dataclass(frozen=True)
@@ -605,8 +611,65 @@ def _page_findings(d: ReportData) -> plt.Figure:
     return _text_page("tickpar: findings", d.sentences, d.subtitle)
 
 
+#: Environment rows that share one PDF page with the engine benchmark; more get pages of their own.
+_ENV_ROWS_WITH_ENGINE = 32
+_ROW_H = 0.0165  # a table row's height, as a share of the A4 page
+
+
+def _draw_table(fig: plt.Figure, top: float, cells: list[list[str]], columns: Sequence[str] | None,
+                widths: Sequence[float], height: float | None = None) -> float:  # fmt: skip
+    """A table from ``top`` down (``height``: default one :data:`_ROW_H` per row); returns where it ends."""
+    rows = len(cells) + (1 if columns else 0)
+    height = height or _ROW_H * rows
+    ax = fig.add_axes((0.05, top - height, 0.9, height))
+    ax.axis("off")
+    tab = ax.table(
+        cellText=cells, colLabels=list(columns) if columns else None, cellLoc="left", colWidths=list(widths),
+        bbox=[0, 0, 1, 1],
+    )  # fmt: skip
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(7)
+    return top - height
+
+
+def _draw_lines(fig: plt.Figure, top: float, lines: Sequence[str], width: int = 100) -> float:
+    y = top
+    for line in lines:
+        for i, part in enumerate(textwrap.wrap(line, width) or [""]):
+            fig.text(0.07, y, ("• " if i == 0 else "  ") + part, fontsize=8, va="top")
+            y -= 0.015
+        y -= 0.004
+    return y
+
+
+def engine_figure(fig: plt.Figure, top: float, record: dict[str, Any] | None) -> float:
+    """The engine benchmark's section on ``fig`` from ``top`` down: heading, table, goals, what failed."""
+    fig.text(0.05, top, "Engine benchmark: tickpar and its peers (bench/engine.py)", fontsize=12, weight="bold",
+             va="top")  # fmt: skip
+    lines = engine_bench.page_lines(record)
+    y = top - 0.03
+    if record is not None and record.get("status") != "failed":
+        y = _draw_lines(fig, y, lines[:1]) - 0.005
+        rows = [list(r) for r in engine_bench.table_rows(record)]
+        if rows:
+            y = _draw_table(fig, y, rows, engine_bench.TABLE_COLUMNS, (0.24, 0.12, 0.34, 0.30)) - 0.015
+        lines = lines[1:]
+    return _draw_lines(fig, y, lines)
+
+
 def _page_environment(d: ReportData) -> list[plt.Figure]:
-    return _table_pages("Environment", pd.DataFrame(d.environment, columns=["", "value"]), 60, (0.3, 0.7))
+    """The environment table and, below it, the engine benchmark (on a page of its own after a long table)."""
+    env = [[k, v] for k, v in d.environment]
+    if len(env) > _ENV_ROWS_WITH_ENGINE:
+        pages = _table_pages("Environment", pd.DataFrame(d.environment, columns=["", "value"]), 60, (0.3, 0.7))
+        fig = plt.figure(figsize=(8.27, 11.69))
+        engine_figure(fig, 0.95, d.engine)
+        return [*pages, fig]
+    fig = plt.figure(figsize=(8.27, 11.69))
+    fig.text(0.07, 0.96, "Environment", fontsize=14, weight="bold", va="top")
+    y = _draw_table(fig, 0.92, env or [["(no cells)", ""]], ["", "value"], (0.3, 0.7)) - 0.03
+    engine_figure(fig, y, d.engine)
+    return [fig]
 
 
 def _page_verdicts(d: ReportData) -> list[plt.Figure]:
@@ -665,11 +728,16 @@ def render(
     description: str = "",
     source: str = "",
     prediction: str | Path | None = None,
+    engine: str | Path | None = None,
 ) -> list[str]:
-    """Write every figure, the findings and environment pages and the PDF; return the PDF's page titles."""
+    """Write every figure, the findings and environment pages and the PDF; return the PDF's page titles.
+
+    ``engine``: the engine benchmark's record (results/engine/engine.json); None when it did not run.
+    """
     sns.set_theme(style="whitegrid", context="paper")
     df = load_summary(summary)
     pred = load_prediction(prediction)
+    engine_record = engine_bench.load(engine)
     sentences = findings(df, param, pred) + accuracy_findings(df) + optimism_findings(df, param)
     title = "tickpar report"
     extra = {"config": source or "?", "cells": len(df)}
@@ -679,9 +747,9 @@ def render(
             extra["pyperf values per timed cell"] = int(pd.to_numeric(timed["n_values"]).median())
     env = environment_rows(df, extra)
     _write_text(outputs["findings"], findings_html(df, sentences, title))
-    _write_text(outputs["environment"], environment_html(env))
+    _write_text(outputs["environment"], environment_html(env, engine_bench.engine_html(engine_record)))
     subtitle = " ".join(x for x in (description, f"config: {source}" if source else "") if x)
-    data = ReportData(df, pred, param, sentences, env, subtitle)
+    data = ReportData(df, pred, param, sentences, env, subtitle, engine_record)
     pages: list[str] = []
     pdf_path = Path(outputs["pdf"])
     pdf_path.parent.mkdir(parents=True, exist_ok=True)
@@ -710,6 +778,8 @@ def render(
 def main_snakemake(smk: Any) -> None:
     """Entry point of ``report/scripts/render.py`` (the Snakemake ``script:`` object)."""
     outputs = {k: str(smk.output[k]) for k in (*FIGURES, "findings", "environment", "pdf")}
+    engine = getattr(smk.input, "engine", None)  # a list of one file, or none when engine_bench is off
+    engine = engine if isinstance(engine, str) else next(iter(engine or []), None)
     pages = render(
         smk.input.summary,
         outputs,
@@ -717,6 +787,7 @@ def main_snakemake(smk: Any) -> None:
         description=smk.params.description,
         source=smk.params.source,
         prediction=getattr(smk.input, "prediction", None),
+        engine=engine,
     )
     print(f"tickpar: {outputs['pdf']}: {len(pages)} pages ({', '.join(dict.fromkeys(pages))})")
 
@@ -731,12 +802,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--format", choices=("svg", "png"), default="svg")
     parser.add_argument("--granularity-param", default="work_us")
     parser.add_argument("--prediction", default=None, help="results/prediction.csv (the scaling page)")
+    parser.add_argument(
+        "--engine-bench", default=None, help="results/engine/engine.json (the environment page's engine table)"
+    )
     args = parser.parse_args(argv)
     outputs: dict[str, str | Path] = {name: Path(args.outdir, f"{name}.{args.format}") for name in FIGURES}
     outputs["findings"] = Path(args.outdir, "findings.html")
     outputs["environment"] = Path(args.outdir, "environment.html")
     outputs["pdf"] = args.pdf
-    pages = render(args.summary, outputs, param=args.granularity_param, source=args.summary, prediction=args.prediction)
+    pages = render(
+        args.summary, outputs, param=args.granularity_param, source=args.summary, prediction=args.prediction,
+        engine=args.engine_bench,
+    )  # fmt: skip
     print(f"{args.pdf}: {len(pages)} pages")
     return 0
 
