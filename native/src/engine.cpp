@@ -48,10 +48,10 @@ struct Waiter {
 // Wait until `a` no longer holds `old`; returns what it holds then.  Spin first (the other side is usually
 // on another core, a few hundred ns away), then yield the core a few times, then sleep in the kernel until
 // a notify (C++20 atomic wait: a futex).  Without the last step, on a machine with fewer free cores than
-// threads (more workers than cores, or a host that steals vCPUs) the waiting threads spin and yield on the
-// cores that the late thread needs: measured here, 8 tick-barrier workers on 2 cores took 14 ms where 2
-// took 3.  The writer of `a` calls notify_one/notify_all after every change, which costs an atomic load
-// when nobody sleeps (libstdc++ counts the sleepers).
+// threads (more workers than cores) the waiting threads spin and yield on the cores that the late thread
+// needs: measured here (README), conservative with 4 LPs on 2 cores took 5.1-5.5 ms a phold replay, 3.3-3.5
+// with the sleep.  The writer of `a` calls notify_all after every change, which costs an atomic load when
+// nobody sleeps (libstdc++ counts the sleepers).  Tick-barrier's pool does not sleep (TB::helper).
 constexpr int WAIT_SPINS = 4000;
 constexpr int WAIT_YIELDS = 64;
 
@@ -829,11 +829,15 @@ struct TB {
   void helper() {
     uint64_t seen = 0;
     while (true) {
-      seen = wait_while_equal(gen, seen);
+      // Spin and yield, never sleep: every helper checks in at every batch, so sleeping helpers cost a
+      // wake-up each per batch (measured: no faster than yielding with 4 and 8 threads on 2 cores).
+      Waiter w;
+      uint64_t g;
+      while ((g = gen.load(std::memory_order_acquire)) == seen) w.pause();
+      seen = g;
       if (closing.load(std::memory_order_acquire)) return;
       work();
       done.fetch_add(1, std::memory_order_acq_rel);
-      done.notify_one();  // the main thread may sleep in the barrier below
     }
   }
 };
@@ -1093,10 +1097,9 @@ void run_tick_barrier(Run& r, Result& res) {
       tb.next.store(0, std::memory_order_relaxed);
       tb.done.store(0, std::memory_order_relaxed);
       tb.gen.fetch_add(1, std::memory_order_acq_rel);  // release the helpers
-      tb.gen.notify_all();
       tb.work();
-      for (int d = tb.done.load(std::memory_order_acquire); d < workers - 1;)  // the barrier
-        d = wait_while_equal(tb.done, d);
+      Waiter w;
+      while (tb.done.load(std::memory_order_acquire) < workers - 1) w.pause();  // the barrier
       for (int32_t comp : start_claims) tb.owner[comp].store(-1, std::memory_order_relaxed);
       for (size_t gi = 0; gi < tb.ngroups; ++gi) {
         for (int32_t comp : tb.groups[gi].claimed) tb.owner[comp].store(-1, std::memory_order_relaxed);
@@ -1161,7 +1164,6 @@ void run_tick_barrier(Run& r, Result& res) {
     loop_s = seconds_since(t0);  // the last batch committed: the helpers only idle from here
     tb.closing.store(true, std::memory_order_release);
     tb.gen.fetch_add(1, std::memory_order_acq_rel);
-    tb.gen.notify_all();
     crew.finish_self();
     crew.join();
     res.stats.push_back({"spawn_s", crew.spawn_s()});
