@@ -346,9 +346,10 @@ def test_partitioned_strategies_are_exact_in_canonical_order(strategy: str) -> N
 @pytest.mark.timeout(60, method="thread")
 @pytest.mark.parametrize("strategy", ["tick-barrier", "conservative"])
 def test_more_workers_than_cores_sleep_at_the_barriers_and_stay_exact(strategy: str) -> None:
-    """With more threads than cores the barriers' waiters fall asleep (spin, yield, then futex) and every
-    sleeper is woken: the replay finishes (a lost wake-up would hang it past the timeout) and is exact.
-    Events of 300 us keep the waits far longer than the spinning and yielding, so the threads do sleep."""
+    """With more threads than cores both stay exact and finish.  Conservative's window barrier falls asleep
+    (spin, yield, then futex) and every sleeper must be woken: a lost wake-up would hang it past the timeout.
+    Events of 300 us keep the waits far longer than the spinning and yielding, so its threads do sleep.
+    Tick-barrier's helpers spin and yield only; it runs here for exactness with the cores oversubscribed."""
     import os
 
     workers = 2 * len(os.sched_getaffinity(0)) + 1
