@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pyperf
 import pytest
@@ -347,6 +348,27 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
     spent.record.update(rounds=[round_(0, 0, 5.2, 5.5), round_(1, 0, 7.4, 7.8)], n_retimed=2, retime_reasons=[])
     _retime_slow_rounds(spent, 0, tmp_path, 0.15, retimes=2)
     assert len(spent.record["rounds"]) == 2 and "slow" not in spent.record["rounds"][1]  # _finish marks it
+
+
+def test_only_cells_with_one_simulation_thread_per_process_are_judged_for_slow_processes(tmp_path: Path) -> None:
+    """One worker, or LPs in processes: a process's speed is the machine's. Threads under the GIL settle into a
+    hand-off pattern per process, the strategy's own: such a cell is not re-timed for it."""
+    from tickpar.perf.timing import _retime_slow_rounds, judged_for_slow_processes
+
+    def cell(strategy: str, workers: int, **options: object) -> Any:
+        return resolve_cell("phold", TINY, strategy, dict(options), workers, 1, "canonical", "none")
+
+    assert judged_for_slow_processes(cell("sequential", 1))
+    assert judged_for_slow_processes(cell("conservative", 1, backend="threads"))
+    assert judged_for_slow_processes(cell("conservative", 2, backend="processes"))
+    assert not judged_for_slow_processes(cell("conservative", 2, backend="threads"))
+    assert not judged_for_slow_processes(cell("tick-barrier", 2))
+    threads = TimingJob(cell("conservative", 2, backend="threads"), TINY_ARGS, tmp_path / "t.json")
+    rounds = [{"round": 0, "attempt": 0, "loop_values": [0.0087, 0.0088], "contended": False, "retimed": False},
+              {"round": 1, "attempt": 0, "loop_values": [0.0210, 0.0215], "contended": False, "retimed": False}]
+    threads.record.update(rounds=rounds, n_retimed=0, retime_reasons=[])
+    _retime_slow_rounds(threads, 0, tmp_path, 0.15, retimes=2)  # a re-time would fail here: no pyperf to run
+    assert threads.record["n_retimed"] == 0 and not any(r.get("slow") for r in threads.record["rounds"])
 
 
 def test_a_long_cell_gets_fewer_values(tmp_path: Path) -> None:

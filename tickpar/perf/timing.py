@@ -46,7 +46,9 @@ Two roles, one module:
   processes ran the same sequential loop 25-70% slower on every value, whatever the
   core, and with the address layout, hash seed and environment fixed; the CPU probe saw
   nothing.  Values that overlap, as a strategy's own run-to-run variation does, are
-  never left out.  After the rounds, a cell with a slow process is timed again, one
+  never left out, and nor are cells with several threads per process
+  (:func:`judged_for_slow_processes`: under the GIL a process's thread hand-offs settle into a
+  pattern of its own).  After the rounds, a cell with a slow process is timed again, one
   fresh process at a time, within its ``retimes`` budget (:func:`_retime_slow_rounds`).
   The record lists them (``slow_rounds``, ``retime_reasons``).  pyperf's own ``load_avg_1min`` of the round is
   kept beside it.  Each pyperf run runs in its own process group under a time
@@ -121,6 +123,7 @@ __all__ = [
     "TimingJob",
     "bench",
     "cpu_availability",
+    "judged_for_slow_processes",
     "main_snakemake",
     "measure",
     "measure_cells",
@@ -649,6 +652,18 @@ def _time_round(
     return after
 
 
+def judged_for_slow_processes(cell: Any) -> bool:
+    """Whether the slow-process rule (:func:`slow_rounds`) applies to ``cell``: where each process runs one
+    thread of simulation (one worker, or Python LPs in processes or MPI ranks), so that its speed is the
+    machine's.  Threads are not judged: under the GIL two threads' hand-offs settle into a pattern per
+    process, which is the strategy's own behaviour (on the 2-core VM, phold ``wide.work_us10``'s thread
+    cells ran a whole process at 8.5-15 ms or at 21-27 ms, every CPU probe 1.0), and the rule would keep
+    only the lucky processes."""
+    if int(cell.workers) <= 1:
+        return True
+    return cell.engine == "python" and str(dict(cell.options).get("backend")) in ("processes", "mpi")
+
+
 def _fastest_round(rounds: Sequence[dict[str, Any]]) -> tuple[int, list[float]] | None:
     """The round with the least mean loop value, contended ones included (contention only adds time), slow
     processes already found left out; ``None`` when no round has values."""
@@ -704,7 +719,7 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float, max_round_shi
 
     record = job.record
     rounds = record["rounds"]
-    _leave_out_slow_rounds(record, max_round_shift)
+    _leave_out_slow_rounds(record, max_round_shift if judged_for_slow_processes(job.cell) else 0.0)
     for r in rounds:
         record["values"] += r["values"]
         record["loop_values"] += r["loop_values"]
@@ -920,6 +935,8 @@ def _retime_slow_rounds(
     slower, with the address layout, the hash seed and the environment fixed (``setarch -R``,
     ``PYTHONHASHSEED``): whatever backs a process's memory, not the process itself."""
     record = job.record
+    if not judged_for_slow_processes(job.cell):
+        return
     while not job.done and record["n_retimed"] < retimes:
         slow = _leave_out_slow_rounds(record, max_shift)
         if not slow:
