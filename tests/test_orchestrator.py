@@ -73,3 +73,29 @@ def test_a_killed_timing_job_leaves_no_stopped_engine(fake_engine: subprocess.Po
     job.send_signal(signal.SIGKILL)
     job.wait()
     assert _wait_state(fake_engine.pid, "S") != "T"
+
+
+def test_a_signal_to_the_whole_job_leaves_no_stopped_engine(fake_engine: subprocess.Popen) -> None:
+    """scancel (or ^C) signals every process of a job at once, the watchdog included: it ignores SIGTERM, so it
+    outlives the job and continues the engine, which then takes its own SIGTERM and ends."""
+    job = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom tickpar.host.orchestrator import paused\n"
+         f"with paused({fake_engine.pid}) as s:\n    print(s, flush=True)\n    time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert job.stdout is not None and job.stdout.readline().strip() == "True"
+    assert _wait_state(fake_engine.pid, "T") == "T"
+    children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(int(p.name)) == job.pid]
+    assert children, "no watchdog process found"
+    for pid in (job.pid, *children, fake_engine.pid):  # as SLURM signals a job's cgroup
+        os.kill(pid, signal.SIGTERM)
+    job.wait(10)
+    assert fake_engine.wait(10) == -signal.SIGTERM  # continued, so its SIGTERM was delivered
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -13,7 +13,11 @@ only one running, and its own output is written by the job itself.
 A stopped orchestrator must never be left behind: besides the ``finally``
 that continues it, a watchdog process holds the read end of a pipe whose
 write end only this job holds; when the job ends in any way (even
-``SIGKILL``) the pipe closes and the watchdog sends ``SIGCONT``.
+``SIGKILL``) the pipe closes and the watchdog sends ``SIGCONT``.  The watchdog ignores
+``SIGTERM``, ``SIGINT`` and ``SIGHUP``: a signal to every process of the job at once
+(SLURM's ``scancel``, a terminal's ^C) would otherwise end it before the job's pipe closes,
+and the stopped engine would hold its own ``SIGTERM`` until the kill timeout (a SLURM job
+stayed ``COMPLETING``).  They are blocked from before its fork until it ignores them.
 """
 
 from __future__ import annotations
@@ -28,8 +32,15 @@ from pathlib import Path
 
 __all__ = ["is_workflow_engine", "paused"]
 
+#: What a signal to the whole job must not end before the watchdog has continued the engine.
+_SHIELDED = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+
 _WATCHDOG = (
     "import os, signal, sys\n"
+    "shielded = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)\n"
+    "for sig in shielded:\n"
+    "    signal.signal(sig, signal.SIG_IGN)\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, shielded)\n"  # blocked by the job since before the fork
     "sys.stdin.buffer.read()\n"  # returns when the timing job's end of the pipe closes
     "try:\n"
     "    os.kill(int(sys.argv[1]), signal.SIGCONT)\n"
@@ -55,9 +66,13 @@ def paused(pid: int | None, enabled: bool = True) -> Iterator[bool]:
     if not enabled or pid is None or pid <= 1 or pid == os.getpid() or not is_workflow_engine(pid):
         yield False
         return
-    watchdog = subprocess.Popen(
-        [sys.executable, "-c", _WATCHDOG, str(pid)], stdin=subprocess.PIPE, start_new_session=True
-    )
+    saved = signal.pthread_sigmask(signal.SIG_BLOCK, _SHIELDED)  # the child inherits the mask
+    try:
+        watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(pid)], stdin=subprocess.PIPE, start_new_session=True
+        )
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, saved)
     try:
         os.kill(pid, signal.SIGSTOP)
         yield True
