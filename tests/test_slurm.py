@@ -95,6 +95,11 @@ def test_a_status_query_that_keeps_failing_stops_the_sweep_with_one_line(tmp_pat
     assert "`sacct` failed 3 times in a row" in line and "Problem talking to the database" in line, line
     run_id = _run_id(text)
     assert f"its jobs were cancelled (scancel --name {run_id})" in line
+    assert not _jobs_of(run_id, "PENDING,RUNNING,CONFIGURING"), "jobs left behind"
+    # A cancelled job that was running passes through COMPLETING (its step's exit and epilog) for a few seconds.
+    deadline = time.monotonic() + 60
+    while _jobs_of(run_id, "COMPLETING") and time.monotonic() < deadline:
+        time.sleep(1)
     assert not _jobs_of(run_id, "PENDING,RUNNING,CONFIGURING,COMPLETING"), "jobs left behind"
     print(f"status-query failure: stopped after {wall:.0f} s: {line}")
 
