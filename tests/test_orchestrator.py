@@ -60,16 +60,22 @@ def test_the_engine_is_stopped_inside_and_continued_after(fake_engine: subproces
     assert _wait_state(fake_engine.pid, "S") != "T"
 
 
-def test_a_killed_timing_job_leaves_no_stopped_engine(fake_engine: subprocess.Popen) -> None:
-    """SIGKILL skips every finally: the watchdog's pipe closes and it continues the engine."""
+def _pausing_job(engine: int) -> subprocess.Popen:
+    """A timing job that has paused ``engine`` (stopped, checked) and then waits inside the pause."""
     job = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, time\nfrom tickpar.host.orchestrator import paused\n"
-         f"with paused({fake_engine.pid}) as s:\n    print(s, flush=True)\n    time.sleep(60)\n"],
+         f"with paused({engine}) as s:\n    print(s, flush=True)\n    time.sleep(60)\n"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert job.stdout is not None and job.stdout.readline().strip() == "True"
-    assert _wait_state(fake_engine.pid, "T") == "T"
+    assert _wait_state(engine, "T") == "T"
+    return job
+
+
+def test_a_killed_timing_job_leaves_no_stopped_engine(fake_engine: subprocess.Popen) -> None:
+    """SIGKILL skips every finally: the watchdog's pipe closes and it continues the engine."""
+    job = _pausing_job(fake_engine.pid)
     job.send_signal(signal.SIGKILL)
     job.wait()
     assert _wait_state(fake_engine.pid, "S") != "T"
@@ -78,14 +84,7 @@ def test_a_killed_timing_job_leaves_no_stopped_engine(fake_engine: subprocess.Po
 def test_a_signal_to_the_whole_job_leaves_no_stopped_engine(fake_engine: subprocess.Popen) -> None:
     """scancel (or ^C) signals every process of a job at once, the watchdog included: it ignores SIGTERM, so it
     outlives the job and continues the engine, which then takes its own SIGTERM and ends."""
-    job = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom tickpar.host.orchestrator import paused\n"
-         f"with paused({fake_engine.pid}) as s:\n    print(s, flush=True)\n    time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert job.stdout is not None and job.stdout.readline().strip() == "True"
-    assert _wait_state(fake_engine.pid, "T") == "T"
+    job = _pausing_job(fake_engine.pid)
     children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(int(p.name)) == job.pid]
     assert children, "no watchdog process found"
     for pid in (job.pid, *children, fake_engine.pid):  # as SLURM signals a job's cgroup
