@@ -203,6 +203,10 @@ def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     handoff = cal["gil_handoff"]  # under the GIL: what a second thread's hand-offs add, per call size
     assert len(handoff["call_us"]) == len(handoff["excess_s"]) == len(handoff["cpu_available"]) >= 2
     assert handoff["hold_s"] > 0 and all(e >= 0 for e in handoff["excess_s"])
+    own = cal["thread_handoff"]  # each thread strategy's own excess per call, solved on its 2-worker runs
+    assert set(own["strategies"]) == {"tick-barrier", "conservative"}
+    for solved in own["strategies"].values():
+        assert len(solved["excess_s"]) == len(own["call_us"]) and min(solved["excess_s"]) >= 0
     tb = cal["tick_barrier"]  # its machinery per event and its hand-off per batch, on a shape of its own
     assert tb["parallel_batches"] > 0 and tb["parallel_events"] > tb["parallel_batches"]
     assert tb["event_s"] >= 0 and tb["batch_s"] >= 0 and tb["inline_s"] > 0
@@ -347,3 +351,31 @@ def test_an_older_native_calibration_without_the_batch_cost_leaves_the_barrier(t
     path.write_text(json.dumps(old))
     costs = cxx_costs(path)
     assert math.isnan(costs["tb_batch_s"]["value"]) and costs["tb_batch_s"]["source"] == "none"
+
+
+def test_solve_excess_bisects_a_falling_speedup_and_clamps_at_both_ends() -> None:
+    """The hand-off excess is where the model's speedup meets the measured one: 0 where the model without any
+    excess is already at or below it, the search's top where even that is above it."""
+    from tickpar.perf.handoff import MAX_EXCESS_S, solve_excess
+
+    def speedup_at(x: float) -> float:
+        return 2.0 / (1.0 + x / 1e-5)
+
+    assert solve_excess(speedup_at, 1.0) == pytest.approx(1e-5, abs=1e-8)
+    assert solve_excess(speedup_at, 2.5) == 0.0
+    assert solve_excess(speedup_at, 1e-6) == MAX_EXCESS_S
+
+
+def test_preset_takes_the_strategys_own_thread_handoff_over_the_generic_one() -> None:
+    """With a thread_handoff record, a threads preset for that strategy prices its calls with the strategy's own
+    excess (sizes measured on a shared core left out); another strategy or a processes backend keeps gil_handoff."""
+    generic = {"call_us": [10.0], "excess_s": [5e-6], "cpu_available": [1.0]}
+    own = {"call_us": [10.0, 30.0], "cpu_available": [1.0, 0.5],
+           "strategies": {"tick-barrier": {"excess_s": [30e-6, 9e-6]}}}  # fmt: skip
+    calibration = {**CALIBRATION, "gil_handoff": generic, "thread_handoff": own}
+    tb = preset("here", "threads", "gil-release", calibration, strategy="tick-barrier")
+    assert tb.thread_excess == ((10.0, 30e-6),)
+    assert tb.excess_s(np.array([10.0])).tolist() == pytest.approx([30e-6])
+    other = preset("here", "threads", "gil-release", calibration, strategy="conservative")
+    assert other.thread_excess == () and other.excess_s(np.array([10.0])).tolist() == pytest.approx([5e-6])
+    assert preset("here", "processes", "gil-release", calibration, strategy="tick-barrier").thread_excess == ()

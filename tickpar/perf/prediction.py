@@ -114,6 +114,7 @@ __all__ = [
     "calibrate",
     "fit_sync",
     "gil_release_bytes",
+    "least_cost_dag",
     "measured_speedups",
     "model_rows",
     "one_worker_fits",
@@ -191,6 +192,10 @@ class Preset:
     then one GIL-releasing call" takes a thread while a second thread does the same than the larger of
     its own time and both holds, measured by :func:`_gil_handoff` (the GIL's hand-off to a sleeping
     thread); empty: not measured (:attr:`work_overlap` stands in)."""
+    thread_excess: tuple[tuple[float, float], ...] = ()
+    """Threads under the GIL, one strategy: ``(call µs, seconds)`` pairs: the excess per GIL-releasing call that
+    the strategy's own 2-worker runs on the calibration shape show (:func:`tickpar.perf.handoff.thread_handoff`);
+    where non-empty it replaces :attr:`gil_excess`, priced the same way; empty: not calibrated for it."""
     tb_event_s: float = 0.0
     """Tick-barrier, ``P >= 2``: its batch machinery's own cost per event of a parallel batch (grouping,
     deferred insertions, the commit's replay), measured by :func:`_tick_barrier_costs`; 0: none."""
@@ -199,8 +204,9 @@ class Preset:
     parallel batch, at two workers (:func:`_tick_barrier_costs`); ``None``: the threads exchange ``o_sync``."""
 
     def excess_s(self, per_call_us: np.ndarray) -> np.ndarray:
-        """:attr:`gil_excess` at each call size (log-linear between the measured sizes, flat beyond; 0 unmeasured)."""
-        return _by_call_size(self.gil_excess, per_call_us, 0.0)
+        """The excess per GIL-releasing call at each call size: :attr:`thread_excess` where calibrated, else
+        :attr:`gil_excess` (log-linear between the measured sizes, flat beyond; 0 unmeasured)."""
+        return _by_call_size(self.thread_excess or self.gil_excess, per_call_us, 0.0)
 
     def inflation(self, per_call_us: np.ndarray) -> np.ndarray:
         """:attr:`work_overlap` at each call size (log-linear between the measured sizes, flat beyond; 1 unmeasured)."""
@@ -240,8 +246,14 @@ def _sync_fn(a: float, b: float, one_free: bool) -> Callable[[int], float]:
     return sync
 
 
-def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, Any] | None = None) -> Preset:
-    """The costs of preset ``name`` (``here`` needs :func:`calibrate`'s record) for a backend and work mode."""
+def preset(
+    name: str, backend: str, work_mode: str, calibration: Mapping[str, Any] | None = None, strategy: str | None = None
+) -> Preset:
+    """The costs of preset ``name`` (``here`` needs :func:`calibrate`'s record) for a backend and work mode.
+
+    ``strategy``: the strategy priced; on threads under ``gil-release`` its own hand-off excess per call
+    (the calibration's ``thread_handoff``, :attr:`Preset.thread_excess`) is taken where it was measured.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r} is not allowed: one of {', '.join(BACKENDS)}")
     if name == "cxx":
@@ -272,12 +284,25 @@ def preset(name: str, backend: str, work_mode: str, calibration: Mapping[str, An
     excess = tuple(sorted((float(u), max(0.0, float(e))) for u, e, a in zip(
         handoff.get("call_us", ()), handoff.get("excess_s", ()), handoff.get("cpu_available", ()), strict=True
     ) if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # as work_overlap: a shared core measures the sharing
+    own = _thread_excess(calibration, strategy) if work_mode == "gil-release" and backend == "threads" else ()
     tb = calibration.get("tick_barrier") or {}
     tb_ok = bool(tb) and float(tb.get("cpu_available", 0.0)) >= OVERLAP_MIN_CPU
     return Preset("here", backend, work_mode, costs, None, per_call, per_us, gil=backend == "threads",
-                  gil_hold_below_us=hold_below, work_overlap=pairs, gil_excess=excess,
+                  gil_hold_below_us=hold_below, work_overlap=pairs, gil_excess=excess, thread_excess=own,
                   tb_event_s=float(tb["event_s"]) if tb_ok else 0.0,
                   tb_batch_s=float(tb["batch_s"]) if tb_ok else None)  # fmt: skip
+
+
+def _thread_excess(calibration: Mapping[str, Any], strategy: str | None) -> tuple[tuple[float, float], ...]:
+    """``strategy``'s ``(call µs, excess s)`` pairs from the calibration's ``thread_handoff`` (sizes measured with a
+    core less than :data:`OVERLAP_MIN_CPU` available left out); empty where it was not calibrated."""
+    handoff = calibration.get("thread_handoff") or {}
+    own = (handoff.get("strategies") or {}).get(strategy or "")
+    if not own:
+        return ()
+    sizes, free = handoff.get("call_us", ()), handoff.get("cpu_available", ())
+    return tuple(sorted((float(u), max(0.0, float(e))) for u, e, a in zip(sizes, own["excess_s"], free, strict=True)
+                        if float(a) >= OVERLAP_MIN_CPU and math.isfinite(float(e))))  # fmt: skip
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -654,7 +679,7 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
     process_model = fit_sync(procs)
     msg_threads = min(_threads_message() for _ in range(3))
     msg_pickled = min(_pickled_message() for _ in range(3))
-    return {
+    record: dict[str, Any] = {
         "format": "tickpar.calibration/1",
         "cores": cores,
         "o_event_s": calibrate_event_cost(),
@@ -681,6 +706,15 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "mpi takes the processes figure",
         "o_msg_s": {"threads": msg_threads, "processes": msg_pickled, "mpi": msg_pickled},
     }
+    if "gil-release" in work_modes and cores >= 2:
+        from tickpar.perf.handoff import thread_handoff
+
+        # Each thread strategy's own hand-off excess per call, solved against the model priced by the rest.
+        model = {"least_cost_dag": least_cost_dag, "preset": preset, "strategy_time": strategy_time}
+        record["thread_handoff"] = thread_handoff(record, model)
+    else:
+        record["thread_handoff"] = {}
+    return record
 
 
 # -- one strategy on one DAG -----------------------------------------------------------------------
@@ -771,9 +805,10 @@ def strategy_time(
     per_call_us = dag.events["work_us"].to_numpy(dtype=np.float64) / np.maximum(calls, 1.0)
     released = np.where(np.asarray(gil_work) > 0, 0.0, work) if costs.gil else np.zeros_like(work)
     one_floor = float(held.sum()) if costs.gil else 0.0
-    if costs.gil and costs.gil_excess:
+    if costs.gil and (costs.thread_excess or costs.gil_excess):
         # Beside another thread (P >= 2, threads under the GIL) each GIL-releasing call costs its thread the
-        # calibrated excess (gil_handoff), and the GIL's floor half of it (one iteration holds two events).
+        # calibrated excess (the strategy's own thread_handoff where measured, else gil_handoff), and the GIL's
+        # floor half of it (one iteration holds two events).
         excess = np.where(released > 0, calls * costs.excess_s(per_call_us), 0.0)
         beside = cost + excess
         gil_floor = one_floor + 0.5 * float(excess.sum())
@@ -873,7 +908,7 @@ def _partition_or_fallback(
     return lp_of  # type: ignore[return-value]
 
 
-def _recorded(spec: RunSpec, recordings: int) -> Dag:
+def least_cost_dag(spec: RunSpec, recordings: int) -> Dag:
     """The metered DAG of ``spec``, each event's ``cost_s`` the least over ``recordings`` runs.
 
     The event sequence is deterministic, so the runs line up row by row; the least cost is the one
@@ -918,6 +953,11 @@ def provenance(
             "gil-release call size, what a second thread looping 'hold the GIL, one call' adds to a thread's "
             "iteration beyond max(hold + call, 2 holds), _gil_handoff; added to each such call, half of it to "
             "the GIL floor; where it is absent, work_overlap inflates the calls instead)",
+            "thread_handoff": f"calibration {calibration_file}: thread_handoff (threads under the GIL, P >= 2, "
+            "tick-barrier and conservative: the excess per gil-release call, by call size, that makes this model "
+            "give the speedup the strategy's own 2-worker run measured on the calibration's PHOLD shape "
+            "(HANDOFF_SHAPE, not a sweep or held-out shape; conservative's o_event from its own 1-worker run "
+            "there), tickpar.perf.handoff.thread_handoff; where present it replaces gil_handoff for that strategy)",
             "tick_barrier": f"calibration {calibration_file}: tick_barrier (_tick_barrier_costs: the batch "
             "machinery per event, inline executor against the sequential loop, and the hand-off per parallel "
             "batch, threads against inline, on a work-free PHOLD shape of its own at P = 2; tick-barrier only)",
@@ -948,7 +988,7 @@ def shape_bounds(
     ``spec``: the shape's sequential spec (seed and order are replaced per
     cell).  ``cells``: ``{strategy, variant, options, order, work}`` per timed
     strategy variant at this shape.  The DAG is recorded ``recordings`` times
-    and each event keeps its least cost (:func:`_recorded`); ``calibration_file``
+    and each event keeps its least cost (:func:`least_cost_dag`); ``calibration_file``
     names ``calibration`` in each row's ``model_sources``.  The record keeps the
     DAGs, the cells and each strategy's partition, so that :func:`model_rows` can
     price the model again with overheads fitted later (:func:`one_worker_fits`).
@@ -971,7 +1011,7 @@ def shape_bounds(
         seen.add(key)
         order, work_mode = key[2], key[3]
         if order not in dags:
-            dags[order] = _recorded(replace(spec, order=order), recordings)
+            dags[order] = least_cost_dag(replace(spec, order=order), recordings)
             here = preset("here", "threads", work_mode, calibration)
             priced = dags[order].with_work(here.work_per_call_s, here.work_per_us_s)
             cp = critical_path(priced)
@@ -1052,7 +1092,7 @@ def model_rows(
         parts = record.get("partitions", {}).get(_partition_key(strategy, variant, order))
         lp_of = (lambda p, parts=parts: parts.get(str(p))) if parts is not None else None
         for name in PRESETS:
-            costs = preset(name, backend, work_mode, calibration)
+            costs = preset(name, backend, work_mode, calibration, strategy=strategy)
             fit = (fits or {}).get((strategy, variant, order, work_mode, PRESET_ENGINE[name]))
             if fit is not None:
                 costs = replace(costs, overheads=replace(costs.overheads, o_event=float(fit["o_event_s"])))
