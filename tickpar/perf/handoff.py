@@ -95,12 +95,13 @@ def thread_handoff(
     import numpy as np
 
     from tickpar.host.affinity import gil_disabled
-    # The model's functions come from the caller (tickpar.perf.prediction.calibrate): no import cycle.
-    least_cost_dag, preset, strategy_time = model["least_cost_dag"], model["preset"], model["strategy_time"]
     from tickpar.perf.timing import cpu_availability
     from tickpar.plugins import BASELINE
     from tickpar.plugins.registry import get_registry
     from tickpar.runner import resolve_cell
+
+    # The model's functions come from the caller (tickpar.perf.prediction.calibrate): no import cycle.
+    least_cost_dag, preset, strategy_time = model["least_cost_dag"], model["preset"], model["strategy_time"]
 
     if gil_disabled() or len(os.sched_getaffinity(0)) < 2:
         return {}

@@ -281,9 +281,7 @@ def preset(
     pairs = tuple(sorted((float(u), max(1.0, float(f))) for u, f, a in zip(sizes, factors, free, strict=True)
                          if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # measured while another process shared a core
     handoff = calibration.get("gil_handoff", {}) if work_mode == "gil-release" and backend == "threads" else {}
-    excess = tuple(sorted((float(u), max(0.0, float(e))) for u, e, a in zip(
-        handoff.get("call_us", ()), handoff.get("excess_s", ()), handoff.get("cpu_available", ()), strict=True
-    ) if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip  # as work_overlap: a shared core measures the sharing
+    excess = _excess_pairs(handoff.get("call_us", ()), handoff.get("excess_s", ()), handoff.get("cpu_available", ()))
     own = _thread_excess(calibration, strategy) if work_mode == "gil-release" and backend == "threads" else ()
     tb = calibration.get("tick_barrier") or {}
     tb_ok = bool(tb) and float(tb.get("cpu_available", 0.0)) >= OVERLAP_MIN_CPU
@@ -300,9 +298,16 @@ def _thread_excess(calibration: Mapping[str, Any], strategy: str | None) -> tupl
     own = (handoff.get("strategies") or {}).get(strategy or "")
     if not own:
         return ()
-    sizes, free = handoff.get("call_us", ()), handoff.get("cpu_available", ())
-    return tuple(sorted((float(u), max(0.0, float(e))) for u, e, a in zip(sizes, own["excess_s"], free, strict=True)
-                        if float(a) >= OVERLAP_MIN_CPU and math.isfinite(float(e))))  # fmt: skip
+    return _excess_pairs(handoff.get("call_us", ()), own["excess_s"], handoff.get("cpu_available", ()))
+
+
+def _excess_pairs(
+    sizes: Sequence[float], excess: Sequence[float], free: Sequence[float]
+) -> tuple[tuple[float, float], ...]:
+    """``(call µs, excess s)`` pairs by size, each at least 0; as with work_overlap, sizes measured with a core
+    less than :data:`OVERLAP_MIN_CPU` available are left out (a shared core measures the sharing)."""
+    return tuple(sorted((float(u), max(0.0, float(e))) for u, e, a in zip(sizes, excess, free, strict=True)
+                        if float(a) >= OVERLAP_MIN_CPU))  # fmt: skip
 
 
 # -- calibration -------------------------------------------------------------------------------
