@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: report test test-slow test-compiled test-ft test-slurm freethreaded lint clean native
+.PHONY: report test test-slow test-compiled test-ft test-slurm freethreaded lint clean native docs
 
 # The checkout is installed editable and pure Python (TICKPAR_PURE=1, whatever TICKPAR_COMPILED says), so that edits to the kernel take
 # effect; `make test-compiled` builds and tests the compiled kernel (setup.py) in a copy of its own.
@@ -99,6 +99,19 @@ test-ft: $(FT_TEST_STAMP)
 # sweep config/test-slurm.yaml through config/profiles/slurm and its checks; outputs in results-slurm/.
 test-slurm: $(TEST_STAMP)
 	tests/slurm/run.sh
+
+# `make docs`: the documentation (docs/, Sphinx with MyST Markdown) into build/docs/, warnings as errors. The
+# [docs] extra (sphinx, myst-parser) is installed into .venv/ once ($(DOCS_STAMP)); autodoc imports tickpar.
+DOCS_STAMP := $(VENV)/.installed-docs
+DOCS_OUT ?= build/docs
+
+$(DOCS_STAMP): $(STAMP)
+	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs $(DOCS_OUT)
+	@echo "docs: $(DOCS_OUT)/index.html"
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .

@@ -1,0 +1,161 @@
+"""Sphinx directives that render reference tables from the code itself, so that they cannot drift from it.
+
+- ``tickpar-cli``: one section per ``tickpar`` subcommand, with its ``--help`` text (from :mod:`tickpar.cli`);
+- ``tickpar-exit-codes``: the exit statuses and their meaning (``tickpar.cli.EXIT_CODES``);
+- ``tickpar-config-keys``: every key of the sweep config, with type, default and description, from
+  ``config/config.schema.yaml`` filled in as the pipeline fills it (``tickpar.pipeline.sweep.config_schema``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+HELP_COLUMNS = "100"
+
+
+def _subcommands() -> list[tuple[str, str, argparse.ArgumentParser]]:
+    from tickpar.cli import _parser
+
+    parser = _parser()
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help or "" for a in action._choices_actions}
+            out.extend((name, helps.get(name, ""), sub) for name, sub in action.choices.items())
+    return out
+
+
+def _help_text(parser: argparse.ArgumentParser) -> str:
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = HELP_COLUMNS
+    try:
+        return parser.format_help().rstrip()
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+
+
+def _table(header: list[str], rows: list[list[str]], widths: list[int]) -> nodes.table:
+    table = nodes.table()
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    group += head
+    body = nodes.tbody()
+    group += body
+    for target, cells in ((head, header), *((body, r) for r in rows)):
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            para = nodes.paragraph()
+            para += nodes.literal(text=cell[1:-1]) if cell.startswith("`") and cell.endswith("`") else nodes.Text(cell)
+            entry += para
+            row += entry
+        target += row
+    return table
+
+
+class CliDirective(SphinxDirective):
+    """Every subcommand of ``tickpar`` as a section: its one-line purpose and its ``--help``."""
+
+    def run(self) -> list[nodes.Node]:
+        out: list[nodes.Node] = []
+        for name, summary, parser in _subcommands():
+            section = nodes.section(ids=[f"tickpar-{name}"], names=[f"tickpar {name}"])
+            section += nodes.title(text=f"tickpar {name}")
+            section += nodes.paragraph(text=summary[:1].upper() + summary[1:] + ".")
+            section += nodes.literal_block(text=_help_text(parser), language="text")
+            self.state.document.note_implicit_target(section)
+            out.append(section)
+        return out
+
+
+class ExitCodesDirective(SphinxDirective):
+    """The exit statuses of ``tickpar`` (``tickpar.cli.EXIT_CODES``)."""
+
+    def run(self) -> list[nodes.Node]:
+        from tickpar.cli import EXIT_CODES
+
+        return [_table(["status", "meaning"], [[str(c), m] for c, m in EXIT_CODES.items()], [10, 90])]
+
+
+def _type_of(node: dict[str, Any]) -> str:
+    if "enum" in node:
+        return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
+    if "const" in node:
+        return json.dumps(node["const"])
+    if "oneOf" in node:
+        return " or ".join(_type_of(n) for n in node["oneOf"])
+    kind = node.get("type", "")
+    kinds = kind if isinstance(kind, list) else [kind]
+    text = " or ".join(k for k in kinds if k)
+    items = node.get("items")
+    if "array" in kinds and isinstance(items, dict):
+        text += f" of {_type_of(items) or 'values'}"
+    bounds = [f"{k} {node[k]}" for k in ("minimum", "maximum", "exclusiveMinimum") if k in node]
+    return text + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        return {**defs[ref.split("/")[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
+    items = node.get("items")
+    if isinstance(items, dict) and "$ref" in items:
+        node = {**node, "items": _resolve(items, defs)}
+    return node
+
+
+def _config_rows(schema: dict[str, Any]) -> list[list[str]]:
+    defs = schema.get("$defs", {})
+    rows: list[list[str]] = []
+
+    def walk(props: dict[str, Any], prefix: str) -> None:
+        for key, raw in props.items():
+            node = _resolve(raw, defs)
+            path = f"{prefix}{key}"
+            if path == "workloads" or path == "strategies":
+                entries = node.get("properties", {})
+                what = path[:-1]
+                rows.append([f"`{path}`", "object", "", node.get("description", "") + f" (one entry per {what})"])
+                if entries:
+                    walk(next(iter(entries.values())).get("properties", {}), f"{path}.<{what}>.")
+                continue
+            default = json.dumps(node["default"]) if "default" in node else ""
+            description = " ".join(str(node.get("description", "")).split())
+            rows.append([f"`{path}`", _type_of(node), default, description])
+            sub = node.get("properties")
+            if isinstance(sub, dict) and sub and not node.get("x-what", "").endswith(("parameter", "option")):
+                walk(sub, f"{path}.")
+
+    walk(schema.get("properties", {}), "")
+    return rows
+
+
+class ConfigKeysDirective(SphinxDirective):
+    """Every key of a sweep config (the schema the pipeline validates a config with)."""
+
+    def run(self) -> list[nodes.Node]:
+        from tickpar.pipeline.sweep import SCHEMA_PATH, config_schema
+
+        self.env.note_dependency(str(SCHEMA_PATH))
+        rows = _config_rows(config_schema())
+        return [_table(["key", "type", "default", "what"], rows, [22, 18, 12, 48])]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("tickpar-cli", CliDirective)
+    app.add_directive("tickpar-exit-codes", ExitCodesDirective)
+    app.add_directive("tickpar-config-keys", ConfigKeysDirective)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
