@@ -38,8 +38,8 @@ def test_pinning_is_the_default_whatever_the_gil(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_gil_handoff_calibration_pins_its_threads_as_the_strategies_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both threads of ``_gil_handoff`` run on the CPUs ``worker_cpus(2)`` gives; unpinned with ``0``."""
-    from tickpar.perf import prediction
+    """Both threads of ``gil_handoff`` run on the CPUs ``worker_cpus(2)`` gives; unpinned with ``0``."""
+    from tickpar.perf import calibrate
 
     if len(os.sched_getaffinity(0)) < 2 or gil_disabled():
         pytest.skip("needs 2 CPUs and the GIL")
@@ -53,11 +53,11 @@ def test_the_gil_handoff_calibration_pins_its_threads_as_the_strategies_do(monke
             yield
 
     monkeypatch.setattr(affinity, "pinned", spying)
-    monkeypatch.setattr(prediction, "HANDOFF_OBJECTS", 1000)
+    monkeypatch.setattr(calibrate, "HANDOFF_OBJECTS", 1000)
     for value, expect in (("1", worker_cpus), ("0", lambda n: None)):
         monkeypatch.setenv(PIN_ENV, value)
         seen.clear()
-        out = prediction._gil_handoff(calls_us=(3.0,), budget_us=2_000.0, tries=1)
+        out = calibrate.gil_handoff(calls_us=(3.0,), budget_us=2_000.0, tries=1)
         assert len(out["excess_s"]) == 1
         cpus = expect(2)
         mask = frozenset(os.sched_getaffinity(0))

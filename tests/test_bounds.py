@@ -16,14 +16,14 @@ from tickpar.perf.bounds import (
     BOUNDS,
     Dag,
     Overheads,
-    _batched_makespans,
-    _lpt,
     balanced_partition,
+    batched_makespans,
     bounds,
     calibrate_barrier,
     calibrate_event_cost,
     critical_path,
     default_workers,
+    lpt_makespan,
     null_message_time,
     overheads,
     record_dag,
@@ -179,10 +179,10 @@ def test_tick_barrier_batches_split_by_priority() -> None:
 
 def test_lpt_and_best_of_fewer_workers() -> None:
     """LPT's makespan on a classic instance, and per-batch makespans never grow with P."""
-    assert _lpt([3, 3, 2, 2, 2], 2) == 7
-    assert _lpt([3, 3, 2, 2, 2], 1) == 12
-    assert _lpt([5, 1], 4) == 5
-    spans = _batched_makespans([[3, 3, 2, 2, 2], [1.0]], [1, 2, 3, 8])
+    assert lpt_makespan([3, 3, 2, 2, 2], 2) == 7
+    assert lpt_makespan([3, 3, 2, 2, 2], 1) == 12
+    assert lpt_makespan([5, 1], 4) == 5
+    spans = batched_makespans([[3, 3, 2, 2, 2], [1.0]], [1, 2, 3, 8])
     assert spans == {1: 13.0, 2: 8.0, 3: 6.0, 8: 4.0}
 
 

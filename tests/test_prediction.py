@@ -288,12 +288,12 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
 
 def test_gil_release_bytes_finds_the_hash_size_that_lets_another_thread_run() -> None:
     """A hash of a few bytes never lets a waiting thread run; one of 64 KiB does; the bisection lands between."""
-    from tickpar.perf.prediction import _waiter_runs, gil_release_bytes
+    from tickpar.perf.calibrate import gil_release_bytes, waiter_runs
 
-    assert _waiter_runs(16, 500) == 0
+    assert waiter_runs(16, 500) == 0
     found = gil_release_bytes()
     assert found is not None and 16 < found <= 1 << 16
-    assert _waiter_runs(found - 1, 2000) == 0  # below it the GIL is held: not a timing, a count
+    assert waiter_runs(found - 1, 2000) == 0  # below it the GIL is held: not a timing, a count
 
 
 def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -> None:

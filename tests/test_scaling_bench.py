@@ -147,16 +147,16 @@ def test_show_and_out_dir_errors_are_one_line(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.skipif(not native.available(), reason="native engine not built")
 def test_cxx_costs_without_a_file_are_measured_once_per_process(monkeypatch, tmp_path: Path) -> None:
-    from tickpar.perf import bounds
+    from tickpar.perf import costs
 
     calls = []
-    monkeypatch.delenv(bounds.CALIBRATION_ENV, raising=False)
+    monkeypatch.delenv(costs.CALIBRATION_ENV, raising=False)
     monkeypatch.chdir(tmp_path)  # no results/calibration.json here
-    bounds._measured_now.cache_clear()
+    costs.measured_now.cache_clear()
     real = native.calibrate
     monkeypatch.setattr(native, "calibrate", lambda budget: calls.append(budget) or real(0.05))
     try:
-        first, second = bounds.cxx_calibration(), bounds.cxx_calibration()
+        first, second = costs.cxx_calibration(), costs.cxx_calibration()
     finally:
-        bounds._measured_now.cache_clear()
+        costs.measured_now.cache_clear()
     assert len(calls) == 1 and first == second and first["file"].startswith("measured now")

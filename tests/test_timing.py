@@ -15,10 +15,11 @@ import pytest
 
 import tickpar.plugins.registry
 from tickpar.cli import main as cli_main
+from tickpar.perf import timing_driver
+from tickpar.perf.probe import cpu_availability
 from tickpar.perf.timing import (
     TIMING_FORMAT,
     TimingJob,
-    cpu_availability,
     measure,
     measure_cells,
     summarize,
@@ -201,7 +202,7 @@ def test_timed_workers_run_one_blas_thread_whatever_the_job_says(
 def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A round whose CPU-availability probe is below the threshold is contended: its values are flagged."""
     probes = iter([{"min": 1.0, "per_core": {0: 1.0}}] * 2 + [{"min": 0.4, "per_core": {0: 0.4}}] * 2)
-    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", lambda: next(probes))
+    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", lambda: next(probes))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120, retimes=0,
                   baseline_max_spread=0)  # fmt: skip
     assert [r["contended"] for r in rec["rounds"]] == [False, True]
@@ -229,7 +230,7 @@ def test_a_contended_round_is_retimed(monkeypatch: pytest.MonkeyPatch, tmp_path:
     """A contended round is timed again at once (a fresh probe before it): the clean attempt's values count, the
     contended one stays in the record, flagged and marked re-timed; the record says how many and why."""
     # probes: the driver's first, after round 0 (0.5: contended), before and after the re-time (clean), after round 1
-    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", _probes(1.0, 0.5, 1.0, 1.0, 1.0))
+    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", _probes(1.0, 0.5, 1.0, 1.0, 1.0))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
                   retimes=2, retime_wait_s=0, baseline_max_spread=0, max_round_shift=0)  # fmt: skip
     assert rec["status"] == "ok", rec["reason"]
@@ -247,7 +248,7 @@ def test_a_contended_round_is_retimed(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_retimes_are_capped_per_cell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A machine that stays busy: the cell is re-timed `retimes` times, then it is contended (no speedup), and the
     reasons name every probe that failed."""
-    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", _probes(*[0.3] * 20))
+    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", _probes(*[0.3] * 20))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
                   retimes=1, retime_wait_s=0, baseline_max_spread=0, max_round_shift=0)  # fmt: skip
     assert [(r["round"], r["attempt"]) for r in rec["rounds"]] == [(0, 0), (0, 1), (1, 0)]
@@ -261,9 +262,7 @@ def test_a_baseline_round_whose_values_spread_is_contended_and_retimed(monkeypat
                                                                         tmp_path: Path) -> None:  # fmt: skip
     """The sequential run is deterministic: a round whose loop values spread more than baseline_max_spread is the
     machine's doing (the probe saw nothing), so it is contended and re-timed; the reason gives the spread."""
-    from tickpar.perf import timing
-
-    real = timing._read_runs
+    real = timing_driver.read_runs
     calls = []
 
     def spread_first_round(path: Path) -> list[dict]:
@@ -276,8 +275,8 @@ def test_a_baseline_round_whose_values_spread_is_contended_and_retimed(monkeypat
             lines = [{**line, "loop_s": 0.001} for line in lines if not line["warmup"]]
         return lines
 
-    monkeypatch.setattr(timing, "_read_runs", spread_first_round)
-    monkeypatch.setattr(timing, "cpu_availability", _probes())
+    monkeypatch.setattr(timing_driver, "read_runs", spread_first_round)
+    monkeypatch.setattr(timing_driver, "cpu_availability", _probes())
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
                   retimes=2, retime_wait_s=0, max_round_shift=0)  # fmt: skip
     assert [(r["round"], r["attempt"], r["contended"], r["unstable"]) for r in rec["rounds"]] == [
@@ -293,7 +292,7 @@ def test_a_baseline_round_whose_values_spread_is_contended_and_retimed(monkeypat
 def test_a_slow_process_is_left_out_only_when_no_value_overlaps_the_fastest_rounds() -> None:
     """Interference only adds time: a round every value of which is more than max_round_shift above every value of
     the fastest round is a slow process; overlapping values (a strategy's own variation) never are."""
-    from tickpar.perf.timing import _leave_out_slow_rounds, slow_rounds
+    from tickpar.perf.timing_rules import leave_out_slow_rounds, slow_rounds
 
     def round_(*ms: float, contended: bool = False) -> dict:
         return {"round": 0, "attempt": 0, "loop_values": [m / 1e3 for m in ms], "contended": contended}
@@ -309,7 +308,7 @@ def test_a_slow_process_is_left_out_only_when_no_value_overlaps_the_fastest_roun
     assert slow_rounds([round_(5.4, 5.5)]) == []  # one round: nothing to compare
     assert slow_rounds([round_(5.4, 5.5), round_(3.6, 3.7)], 0) == []  # 0: off
     record = {"rounds": [round_(5.38, 5.54), round_(3.66, 3.59)]}
-    _leave_out_slow_rounds(record, 0.15)
+    leave_out_slow_rounds(record, 0.15)
     assert [r["contended"] for r in record["rounds"]] == [True, False] and record["rounds"][0]["slow"]
     assert record["slow_rounds"] == [
         "round 0: loop 5.38-5.54 ms, every value more than 15% above the fastest round's 3.59-3.66 ms (a slow process)"
@@ -320,7 +319,7 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
                                                                  tmp_path: Path) -> None:  # fmt: skip
     """After the rounds, a cell with a slow process gets a fresh one (a re-time, counted and explained); the slow
     round stays in the record, marked; a cell whose re-times are spent keeps its slow round marked, not timed."""
-    from tickpar.perf.timing import _retime_slow_rounds
+    from tickpar.perf.timing_driver import retime_slow_rounds
 
     def round_(no: int, attempt: int, *ms: float, contended: bool = False) -> dict:
         return {"round": no, "attempt": attempt, "loop_values": [m / 1e3 for m in ms], "contended": contended,
@@ -333,12 +332,12 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
         timed.append((round_no, attempt))
         job.record["rounds"].append(round_(round_no, attempt, *next(fresh)))
 
-    monkeypatch.setattr("tickpar.perf.timing._time_round", fake_round)
-    monkeypatch.setattr("tickpar.perf.timing.cpu_availability", lambda *a, **k: {"min": 1.0})
+    monkeypatch.setattr("tickpar.perf.timing_driver.time_round", fake_round)
+    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", lambda *a, **k: {"min": 1.0})
     job = TimingJob(_cell(), TINY_ARGS, tmp_path / "t.json")
     job.record.update(rounds=[round_(0, 0, 5.2, 5.5, contended=True), round_(1, 0, 7.4, 7.8)], n_retimed=0,
                       retime_reasons=[])  # fmt: skip
-    _retime_slow_rounds(job, 0, tmp_path, 0.15, retimes=2)
+    retime_slow_rounds(job, 0, tmp_path, 0.15, retimes=2)
     assert timed == [(1, 1), (1, 2)] and job.record["n_retimed"] == 2
     assert [(r["round"], r["attempt"], r.get("slow", False)) for r in job.record["rounds"]] == [
         (0, 0, False), (1, 0, True), (1, 1, True), (1, 2, False),
@@ -346,14 +345,15 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
     assert job.record["retime_reasons"][0].startswith("round 1: loop 7.4-7.8 ms, every value more than 15% above")
     spent = TimingJob(_cell(), TINY_ARGS, tmp_path / "u.json")
     spent.record.update(rounds=[round_(0, 0, 5.2, 5.5), round_(1, 0, 7.4, 7.8)], n_retimed=2, retime_reasons=[])
-    _retime_slow_rounds(spent, 0, tmp_path, 0.15, retimes=2)
+    retime_slow_rounds(spent, 0, tmp_path, 0.15, retimes=2)
     assert len(spent.record["rounds"]) == 2 and "slow" not in spent.record["rounds"][1]  # _finish marks it
 
 
 def test_only_cells_with_one_simulation_thread_per_process_are_judged_for_slow_processes(tmp_path: Path) -> None:
     """One worker, or LPs in processes: a process's speed is the machine's. Threads under the GIL settle into a
     hand-off pattern per process, the strategy's own: such a cell is not re-timed for it."""
-    from tickpar.perf.timing import _retime_slow_rounds, judged_for_slow_processes
+    from tickpar.perf.timing_driver import retime_slow_rounds
+    from tickpar.perf.timing_rules import judged_for_slow_processes
 
     def cell(strategy: str, workers: int, **options: object) -> Any:
         return resolve_cell("phold", TINY, strategy, dict(options), workers, 1, "canonical", "none")
@@ -367,7 +367,7 @@ def test_only_cells_with_one_simulation_thread_per_process_are_judged_for_slow_p
     rounds = [{"round": 0, "attempt": 0, "loop_values": [0.0087, 0.0088], "contended": False, "retimed": False},
               {"round": 1, "attempt": 0, "loop_values": [0.0210, 0.0215], "contended": False, "retimed": False}]
     threads.record.update(rounds=rounds, n_retimed=0, retime_reasons=[])
-    _retime_slow_rounds(threads, 0, tmp_path, 0.15, retimes=2)  # a re-time would fail here: no pyperf to run
+    retime_slow_rounds(threads, 0, tmp_path, 0.15, retimes=2)  # a re-time would fail here: no pyperf to run
     assert threads.record["n_retimed"] == 0 and not any(r.get("slow") for r in threads.record["rounds"])
 
 

@@ -1,4 +1,8 @@
-"""Ideal speedups from the event DAG of a sequential run (DESIGN §9).
+"""Ideal speedups from the event DAG of a sequential run (docs/explanation/design.md §9).
+
+This module holds the structural bounds and their table; the DAG is :mod:`~tickpar.perf.dag`, the
+overheads :mod:`~tickpar.perf.costs` and the Python calibration :mod:`~tickpar.perf.calibrate`.  Their
+public names, once this module's, are re-exported here (``from tickpar.perf.bounds import Dag`` still works).
 
 Recording
 ---------
@@ -113,31 +117,33 @@ string of bound-specific figures (critical path, lookahead, LPs, batches).
 
 from __future__ import annotations
 
-import functools
 import heapq
 import json
-import math
-import threading
-import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tickpar.kernel.eventkeys import SRC_BITS
-from tickpar.kernel.eventq import EventQueue
 from tickpar.pdes.partition import pack_balanced
-from tickpar.plugins import RunSpec
-
-if TYPE_CHECKING:
-    from tickpar.kernel.model import Model
-from tickpar.kernel.simloop import schedule_limit, start_single_queue
-
-_SEQ_MASK = (1 << SRC_BITS) - 1  # source key = component << SRC_BITS | seq
+from tickpar.perf.calibrate import (  # re-exported (module docstring)
+    calibrate_barrier,
+    calibrate_event_cost,
+)
+from tickpar.perf.costs import (  # re-exported (module docstring)
+    CALIBRATION_ENV,
+    Overheads,
+    cxx_calibration,
+    cxx_costs,
+    cxx_overheads,
+)
+from tickpar.perf.dag import (  # re-exported (module docstring)
+    DAG_FORMAT,
+    Dag,
+    find_parents,
+    record_dag,
+)
 
 __all__ = [
     "BOUNDS",
@@ -167,383 +173,8 @@ __all__ = [
     "tick_groups",
     "window_time",
 ]
-
-DAG_FORMAT = "tickpar.dag/1"
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
 OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
-
-#: Where the ``cxx`` preset looks for the native engine's calibration (``tickpar calibrate --out FILE``).
-CALIBRATION_ENV = "TICKPAR_CALIBRATION"
-DEFAULT_CALIBRATION = "results/calibration.json"
-
-
-def cxx_calibration(path: str | Path | None = None) -> dict[str, Any]:
-    """The native engine's measured costs: ``path``, else ``$TICKPAR_CALIBRATION``, else ``results/calibration.json``.
-
-    Without any file, and with the native engine built, they are measured now (``file`` says so).  The
-    record is ``tickpar calibrate``'s JSON (``mutex_ns``, ``barrier_ns``, ``message_ns``, ``event_ns``,
-    the machine and the date) plus ``file``, the file it came from.
-    """
-    import os
-
-    chosen = path or os.environ.get(CALIBRATION_ENV) or None
-    candidate = Path(chosen) if chosen else Path(DEFAULT_CALIBRATION)
-    if candidate.is_file():
-        data = json.loads(candidate.read_text())
-        missing = [k for k in ("mutex_ns", "barrier_ns", "message_ns", "event_ns") if k not in data]
-        if missing:
-            raise ValueError(f"{candidate}: not a tickpar calibration (no {', '.join(missing)})")
-        return {**data, "file": str(candidate)}
-    if chosen:
-        raise ValueError(f"calibration file {chosen} does not exist: write it with `tickpar calibrate --out {chosen}`")
-    from tickpar import native
-
-    if not native.available():
-        raise ValueError(
-            f"the cxx preset needs the native engine's calibration: no {DEFAULT_CALIBRATION}, and {native.BUILD_HINT}"
-        )
-    return dict(_measured_now())
-
-
-@functools.cache
-def _measured_now() -> dict[str, Any]:
-    """One live calibration per process: a table priced without a file is priced at one set of costs, not
-    at a fresh (and different) measurement per row, each taking half a second."""
-    from tickpar import native
-
-    return {**native.calibrate(0.3), "file": "measured now (no calibration file)"}
-
-
-def cxx_costs(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """The ``cxx`` preset's costs (seconds), each with where it was measured (:func:`cxx_calibration`).
-
-    ``event_s``: the native queue's schedule + pop + replay bookkeeping per event; ``o_event_s``: one
-    uncontended mutex lock/unlock per event (split's name mutex, gem5's async-insert lock);
-    ``sync_a_s`` = 0 and ``sync_b_s``: one 2-thread round of the engine's spinning barrier per
-    doubling of ``P`` (a tree barrier: measured at ``P = 2``, a model beyond); ``o_msg_s``: one
-    cross-thread message.
-    """
-    cal = cxx_calibration(path)
-    where = f"{cal['file']} ({cal.get('date', '?')}, {cal.get('machine', {}).get('cpu', '?')})"
-    return {
-        "event_s": {"value": cal["event_ns"] * 1e-9, "source": f"event_ns in {where}"},
-        "o_event_s": {"value": cal["mutex_ns"] * 1e-9, "source": f"mutex_ns in {where}"},
-        "sync_a_s": {"value": 0.0, "source": f"fit: o_sync(P) = b log2(P) through its one measured point, barrier_ns "
-                     f"at P = 2 in {where} (one point: a = 0, b = barrier_ns)"},
-        "sync_b_s": {"value": cal["barrier_ns"] * 1e-9, "source": f"barrier_ns (2 threads) in {where}"},
-        "o_msg_s": {"value": cal["message_ns"] * 1e-9, "source": f"message_ns in {where}"},
-        "file": {"value": 0.0, "source": str(cal["file"])},
-        # Older calibration files have no tick-barrier batch cost: the barrier round stands in (NaN here).
-        "tb_batch_s": {"value": cal["tb_batch_ns"] * 1e-9 if "tb_batch_ns" in cal else math.nan,
-                       "source": f"tb_batch_ns in {where}" if "tb_batch_ns" in cal else "none"},
-    }  # fmt: skip
-
-
-COLUMNS = ("component", "when", "priority", "source", "first", "last", "cost_s", "parent", "work_us", "work_calls")
-_FLOAT_COLUMNS = ("cost_s", "work_us")
-
-
-# -- the DAG -------------------------------------------------------------------------------
-def find_parents(component: np.ndarray, source: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """Parent index of every event (``-1``: root); ``source`` is ``-1`` where the event had none.
-
-    The parent of source ``(c, s)`` is the event of ``c`` with ``first < s <= last``.
-    A component's non-empty ranges are disjoint and increase with processing
-    order, so one sorted search over ``(component, last)`` finds it.
-    """
-    component = np.asarray(component, dtype=np.int64)
-    source = np.asarray(source, dtype=np.int64)
-    first = np.asarray(first, dtype=np.int64)
-    last = np.asarray(last, dtype=np.int64)
-    n = len(component)
-    parents = np.full(n, -1, dtype=np.int64)
-    if n == 0:
-        return parents
-    shift = SRC_BITS + 1
-    issuing = np.flatnonzero(last > first)
-    keys_last = (component[issuing] << shift) | last[issuing]
-    order = np.argsort(keys_last, kind="stable")
-    keys_last = keys_last[order]
-    issuing = issuing[order]
-    has_source = source >= 0
-    src_comp = np.where(has_source, source >> SRC_BITS, 0)
-    src_seq = np.where(has_source, source & _SEQ_MASK, 0)
-    want = (src_comp << shift) | src_seq
-    pos = np.searchsorted(keys_last, want, side="left")
-    found = has_source & (pos < len(keys_last))
-    cand = issuing[np.minimum(pos, max(len(issuing) - 1, 0))] if len(issuing) else np.zeros(n, dtype=np.int64)
-    ok = found & (component[cand] == src_comp) & (first[cand] < src_seq) & (src_seq <= last[cand])
-    parents[ok] = cand[ok]
-    return parents
-
-
-@dataclass
-class Dag:
-    """The event DAG of one sequential run: a table plus the model's static shape.
-
-    ``events``: one row per processed event in processing order, columns
-    :data:`COLUMNS` (``source``/``parent`` are ``-1`` for none).
-    ``components``: names by id.  ``lookahead``: ``(src id, dst id, min
-    latency)`` per coupled pair (direct calls: 0).  ``meta``: the spec, the
-    end tick and the recording run's wall time.
-    """
-
-    events: pd.DataFrame
-    components: list[str]
-    lookahead: list[tuple[int, int, int]]
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_records(
-        cls,
-        records: Iterable[tuple[Any, ...]],
-        components: Sequence[str] | int,
-        lookahead: Iterable[tuple[int, int, int]] = (),
-        meta: dict[str, Any] | None = None,
-    ) -> Dag:
-        """Build from ``model.dag`` tuples ``(component, when, priority, source, first, last, cost_s)``.
-
-        A tuple may carry two more fields, ``(..., work_us, work_calls)``: the
-        synthetic work the event asked for (see :func:`record_dag`); else 0.
-        ``components`` is the list of names, or a count (names ``c0, c1, ...``).
-        Parents are reconstructed with :func:`find_parents`.
-        """
-        rows = list(records)
-        names = [f"c{i}" for i in range(components)] if isinstance(components, int) else list(components)
-        comp = np.array([r[0] for r in rows], dtype=np.int64)
-        when = np.array([r[1] for r in rows], dtype=np.int64)
-        prio = np.array([r[2] for r in rows], dtype=np.int64)
-        source = np.array([-1 if r[3] is None else r[3] for r in rows], dtype=np.int64)
-        first = np.array([r[4] for r in rows], dtype=np.int64)
-        last = np.array([r[5] for r in rows], dtype=np.int64)
-        cost = np.array([r[6] for r in rows], dtype=np.float64)
-        work_us = np.array([r[7] if len(r) > 7 else 0.0 for r in rows], dtype=np.float64)
-        work_calls = np.array([r[8] if len(r) > 8 else 0 for r in rows], dtype=np.int64)
-        if len(rows) and (comp.min() < 0 or comp.max() >= len(names)):
-            raise ValueError(f"component ids must be in [0, {len(names)})")
-        if np.any(np.diff(when) < 0):
-            raise ValueError("events must be in processing order: 'when' decreases")
-        parent = find_parents(comp, source, first, last)
-        events = pd.DataFrame(
-            {
-                "component": comp,
-                "when": when,
-                "priority": prio,
-                "source": source,
-                "first": first,
-                "last": last,
-                "cost_s": cost,
-                "parent": parent,
-                "work_us": work_us,
-                "work_calls": work_calls,
-            }
-        )
-        return cls(events, names, [(int(s), int(d), int(lat)) for s, d, lat in lookahead], dict(meta or {}))
-
-    # -- figures ---------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.events)
-
-    @property
-    def t1_s(self) -> float:
-        """Sequential work: the sum of the recorded event costs."""
-        return float(self.events["cost_s"].sum())
-
-    def with_work(self, per_call_s: float, per_us_s: float) -> Dag:
-        """This DAG with each event's requested synthetic work added to ``cost_s``.
-
-        A DAG recorded with ``work=none`` holds the engine's and the handlers'
-        cost alone; ``per_call_s + per_us_s * work_us`` per call is what the
-        work model charges (calibrated once, :mod:`tickpar.perf.prediction`), so one
-        recording serves every ``work_us`` of a shape family.
-        """
-        events = self.events.copy()
-        events["cost_s"] = events["cost_s"] + events["work_calls"] * per_call_s + events["work_us"] * per_us_s
-        return Dag(events, list(self.components), list(self.lookahead), dict(self.meta))
-
-    def roots(self) -> int:
-        """Events with no parent (scheduled by ``init()`` or inside a direct call)."""
-        return int((self.events["parent"] < 0).sum())
-
-    # -- serialisation ---------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": DAG_FORMAT,
-            "meta": self.meta,
-            "components": list(self.components),
-            "lookahead": [list(t) for t in self.lookahead],
-            "events": {c: self.events[c].tolist() for c in COLUMNS},
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Dag:
-        if data.get("format") != DAG_FORMAT:
-            raise ValueError(f"not a {DAG_FORMAT} record (format {data.get('format')!r})")
-        cols = data["events"]
-        events = pd.DataFrame(
-            {c: np.asarray(cols[c], dtype=np.float64 if c in _FLOAT_COLUMNS else np.int64) for c in COLUMNS}
-        )
-        return cls(events, list(data["components"]), [tuple(t) for t in data["lookahead"]], dict(data["meta"]))
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict()))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Dag:
-        return cls.from_dict(json.loads(Path(path).read_text()))
-
-
-class _WorkMeter:
-    """Stands in for every component's ``work(us)``: counts what each event asks for, spends nothing."""
-
-    def __init__(self) -> None:
-        self.us = 0.0
-        self.calls = 0
-
-    def __call__(self, us: float) -> None:
-        self.us += us
-        self.calls += 1
-
-    def take(self) -> tuple[float, int]:
-        taken = (self.us, self.calls)
-        self.us, self.calls = 0.0, 0
-        return taken
-
-
-class _MeteredRows(list):  # type: ignore[type-arg]
-    """``model.dag`` that appends the work the event asked for to each row (read when the row lands)."""
-
-    def __init__(self, meter: _WorkMeter) -> None:
-        super().__init__()
-        self.meter = meter
-
-    def append(self, row: tuple[Any, ...]) -> None:
-        super().append((*row, *self.meter.take()))
-
-
-def record_dag(spec: RunSpec, meter_work: bool = False) -> Dag:
-    """Run ``spec`` sequentially with DAG recording and return its :class:`Dag`.
-
-    ``meter_work``: spend no synthetic work; record instead, per event, the
-    ``work_us`` it asked for and how many ``work()`` calls (columns
-    ``work_us``, ``work_calls``; ``cost_s`` is then the engine and handler cost
-    alone, see :meth:`Dag.with_work`).  Without it the spec's work mode runs
-    and is part of ``cost_s``.
-    """
-    def meter(model: Model) -> None:
-        work_meter = _WorkMeter()
-        for comp in model.components:
-            comp.work = work_meter
-        model.dag = _MeteredRows(work_meter)
-
-    model, queue = start_single_queue(
-        spec, record_dag=True, work="none" if meter_work else None, prepare=meter if meter_work else None
-    )
-    started = time.perf_counter()
-    queue.run()
-    wall = time.perf_counter() - started
-    assert model.dag is not None
-    meta = {"spec": spec.to_dict(), "end_tick": model.end_tick, "wall_s": wall, "work_metered": meter_work}
-    return Dag.from_records(model.dag, [c.name for c in model.components], model.lookahead_graph(), meta)
-
-
-# -- overheads -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Overheads:
-    """Per-event cost ``o_event``, per-synchronisation cost ``o_sync`` and per-message cost ``o_msg`` (seconds).
-
-    ``o_sync`` is one number, or a table by worker count (calibrated), or a
-    function of the worker count (a fitted model, :mod:`tickpar.perf.prediction`).
-    ``o_msg`` is paid by the receiving LP for each event that crosses LPs.
-    """
-
-    name: str
-    o_event: float = 0.0
-    o_sync: float | dict[int, float] | Callable[[int], float] = 0.0
-    o_msg: float = 0.0
-    source: str = ""
-    """Where the figures come from (the ``cxx`` preset: its calibration file)."""
-
-    def sync(self, workers: int) -> float:
-        if callable(self.o_sync):
-            return float(self.o_sync(workers))
-        if isinstance(self.o_sync, dict):
-            if workers in self.o_sync:
-                return self.o_sync[workers]
-            known = sorted(self.o_sync)
-            below = [p for p in known if p <= workers]
-            return self.o_sync[below[-1] if below else known[0]]
-        return float(self.o_sync)
-
-
-class _Ticker:
-    """The smallest model there is: one component rescheduling one event each tick."""
-
-    def __init__(self, events: int) -> None:
-        from tickpar.kernel.model import Component, Model
-
-        class Tick(Component):
-            def __init__(self, model: Model) -> None:
-                super().__init__(model, "ticker")
-                self.ev = self.event("tick", self.on_tick)
-
-            def init(self) -> None:
-                self.schedule(self.ev, 1)
-
-            def on_tick(self, _payload: object) -> None:
-                self.schedule(self.ev, self.when + 1)
-
-        self.model = Model(0)
-        Tick(self.model)
-        self.model.end_tick = events
-
-    def run(self) -> float:
-        queue = EventQueue("main")
-        self.model.bind(queue)
-        self.model.start()
-        schedule_limit(queue, self.model.end_tick)
-        started = time.perf_counter()
-        queue.run()
-        return time.perf_counter() - started
-
-
-def calibrate_event_cost(events: int = 20_000, repeats: int = 3) -> float:
-    """The sequential engine's per-event cost with no work (seconds, best of ``repeats``)."""
-    return min(_Ticker(events).run() for _ in range(repeats)) / events
-
-
-def calibrate_barrier(workers: int, rounds: int = 40) -> float:
-    """Seconds per ``threading.Barrier(workers)`` round between ``workers`` threads."""
-    if workers < 1:
-        raise ValueError(f"workers={workers}: an int >= 1")
-    barrier = threading.Barrier(workers)
-
-    def loop() -> None:
-        for _ in range(rounds + 1):
-            barrier.wait()
-
-    threads = [threading.Thread(target=loop, daemon=True) for _ in range(workers - 1)]
-    for t in threads:
-        t.start()
-    barrier.wait()  # everyone started
-    started = time.perf_counter()
-    for _ in range(rounds):
-        barrier.wait()
-    elapsed = time.perf_counter() - started
-    for t in threads:
-        t.join()
-    return elapsed / rounds
-
-
-def cxx_overheads(path: str | Path | None = None) -> Overheads:
-    """The native engine's measured overheads (:func:`cxx_costs`): a mutex per event, ``a + b log2 P`` per sync."""
-    costs = cxx_costs(path)
-    a, b = costs["sync_a_s"]["value"], costs["sync_b_s"]["value"]
-
-    def sync(workers: int) -> float:
-        return 0.0 if workers <= 1 else a + b * math.log2(workers)
-
-    return Overheads("cxx", costs["o_event_s"]["value"], sync, costs["o_msg_s"]["value"], costs["file"]["source"])
 
 
 def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
@@ -679,7 +310,7 @@ def tick_barrier_time(
     pops = np.bincount(batch, weights=popped.astype(np.float64)).tolist()
     parallel = [i for i, g in enumerate(jobs) if len(g) > 1 and pops[i] >= min_parallel]
     serial_total = sum(serial) - sum(serial[i] for i in parallel)
-    lpt = {} if optimistic else _batched_makespans([jobs[i] for i in parallel], ps)
+    lpt = {} if optimistic else batched_makespans([jobs[i] for i in parallel], ps)
     for p in ps:
         if p == 1:
             out[p] = (float(sum(serial)), 0)
@@ -692,7 +323,7 @@ def tick_barrier_time(
     return out
 
 
-def _lpt(jobs: list[float], workers: int) -> float:
+def lpt_makespan(jobs: list[float], workers: int) -> float:
     """Makespan of longest-processing-time-first list scheduling of ``jobs`` on ``workers``."""
     if len(jobs) <= workers:
         return max(jobs, default=0.0)
@@ -716,7 +347,7 @@ def _group_sums(batch: np.ndarray, key: np.ndarray, cost: np.ndarray) -> list[li
     return out
 
 
-def _batched_makespans(groups: list[list[float]], workers: Sequence[int]) -> dict[int, float]:
+def batched_makespans(groups: list[list[float]], workers: Sequence[int]) -> dict[int, float]:
     """Sum over batches of the best LPT makespan with at most ``P`` workers, for each ``P``."""
     ps = sorted(set(workers))
     total = dict.fromkeys(ps, 0.0)
@@ -725,7 +356,7 @@ def _batched_makespans(groups: list[list[float]], workers: Sequence[int]) -> dic
         best = float("inf")
         for p in ps:
             if best > largest:  # once down to the largest group it cannot get better
-                best = min(best, _lpt(jobs, p))
+                best = min(best, lpt_makespan(jobs, p))
             total[p] += best
     return total
 

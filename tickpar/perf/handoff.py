@@ -4,14 +4,14 @@ Under the GIL a Python thread strategy's worker holds the GIL for an event's eng
 and drops it for the ``gil-release`` work call; at two workers each drop hands the GIL to the other
 worker, which must wake first (a futex wake of a halted vCPU: tens of µs on the development VM), and
 what that costs depends on how long each side holds the GIL and sleeps, not on the call alone.  The
-generic calibration (:func:`tickpar.perf.prediction._gil_handoff`: two threads each looping "3.6 µs of
+generic calibration (:func:`tickpar.perf.prediction.gil_handoff`: two threads each looping "3.6 µs of
 Python, one call") measured 23.5 µs a call at 10 µs calls and 0 at 30 µs in a fresh sweep of
 5 December 2026, while that sweep's own thread cells lost 33-38 µs and 5-15 µs a call: their workers
 hold the GIL longer per event than its loop does (bench/gil_handoff.py: the excess at 10 µs calls
 grows from 18 to 51 µs as the hold goes from 5 to 20 µs).
 
 So each thread strategy is calibrated on its own runs, as tick-barrier's batch costs already are
-(:func:`tickpar.perf.prediction._tick_barrier_costs`): on :data:`HANDOFF_SHAPE`, a PHOLD shape that the
+(:func:`tickpar.perf.prediction.tick_barrier_costs`): on :data:`HANDOFF_SHAPE`, a PHOLD shape that the
 sweep does not have, at each call size of :data:`HANDOFF_CALLS_US`, the strategy's 2-worker loop and the
 sequential loop are timed (best of ``repeats``, in this process), the shape's DAG is recorded, and the
 excess per call is what makes the model (:func:`tickpar.perf.prediction.strategy_time`, the same
@@ -95,7 +95,7 @@ def thread_handoff(
     import numpy as np
 
     from tickpar.host.affinity import gil_disabled
-    from tickpar.perf.timing import cpu_availability
+    from tickpar.perf.probe import cpu_availability
     from tickpar.plugins import BASELINE
     from tickpar.plugins.registry import get_registry
     from tickpar.runner import resolve_cell

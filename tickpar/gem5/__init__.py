@@ -1,0 +1,17 @@
+"""gem5 event traces: read them, rebuild the run they record, replay it, and profile its parallelism.
+
+* :mod:`tickpar.gem5.lines`: the two trace formats, streamed (the stock ``Event`` trace, the insert log);
+* :mod:`tickpar.gem5.names`: which component (SimObject) an event belongs to;
+* :mod:`tickpar.gem5.importer`: instances, occurrences and operations, and the rules for what the
+  trace does not print;
+* :mod:`tickpar.gem5.replay` and :mod:`tickpar.gem5.model`: the replay plan and model of the
+  ``gem5trace`` workload;
+* :mod:`tickpar.gem5.profile`: ``tickpar trace-profile``;
+* :mod:`tickpar.gem5.emit`: write a run of the Python engine as a gem5 trace (ground truth for the importer).
+"""
+
+from tickpar.gem5.importer import ImportedTrace, import_trace, trace_key
+from tickpar.gem5.lines import FORMATS, TraceError
+from tickpar.gem5.replay import ReplayPlan, replay_plan
+
+__all__ = ["FORMATS", "ImportedTrace", "ReplayPlan", "TraceError", "import_trace", "replay_plan", "trace_key"]

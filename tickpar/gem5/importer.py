@@ -1,0 +1,497 @@
+"""Import a gem5 event trace: the event objects, their occurrences and the operations each made.
+
+:func:`import_trace` reads a trace (:mod:`tickpar.gem5.lines`) once, streamed, and rebuilds what
+gem5 ran: *instances* (one scheduling of one event object, from its first insertion, through any
+reschedules, to its execution or its cancellation), *occurrences* (the instances that ran, in
+execution order, each with its tick) and every operation (schedule, reschedule, deschedule) with
+the occurrence that made it.  The result (:class:`ImportedTrace`) is what the ``gem5trace``
+workload replays and what ``tickpar trace-profile`` measures; :meth:`ImportedTrace.recorded_dag`
+gives the native engine's :class:`~tickpar.native.record.RecordedDag`.
+
+What the trace does not print is recovered by these rules (each counted in
+:attr:`ImportedTrace.rules`, so a user sees how often each one decided something):
+
+``parent``
+    The occurrence that made an insertion is the running event: the parent fields (insert log),
+    or the last ``executed`` line (stock trace).  Consecutive insert-log lines with the same
+    parent are one occurrence, except that an event which re-inserted itself at the current tick
+    starts a new occurrence the next time it is seen as the parent.
+``no_parent``
+    An insertion made with no event running before the first event ran is gem5's
+    ``init``/``startup``: replayed before the loop.  One made later (the simulation script
+    between ``simulate()`` calls) is attributed to the last occurrence that ran, with its
+    ``when`` as a stored (absolute) tick.
+``reschedule``
+    An insertion of an object whose instance is still pending is a reschedule (the insert log
+    logs ``reschedule()`` as an insertion); stock ``rescheduled`` lines say so themselves.
+``ran_silently``
+    An event that inserts nothing never appears as a parent in the insert log.  A pending
+    instance whose tick has passed ran at its tick, at the end of that tick's known events,
+    same-tick ones latest-inserted first (gem5's LIFO); one that is inserted again at its own
+    tick ran just before the occurrence that re-inserts it.
+``cancelled``
+    The insert log never shows a deschedule.  An object that is inserted again under another
+    name (its memory reused) while still pending was descheduled and deleted: the deschedule is
+    attributed to the occurrence that made the new insertion.  Stock ``descheduled`` lines are
+    deschedules.
+``pointer_reuse``
+    An object is its address (insert log) or instance string (stock) *and* its name: the same
+    address under a new name is a new object.
+``limit_event``
+    An object ever inserted at ``when`` = 2^64-1 (``MaxTick``) is the simulation-limit event
+    (``simulate()`` reschedules it there): all its insertions are left out; it never runs.
+``untraced``
+    An event that runs without an insertion in the trace (scheduled before the trace began) is
+    scheduled before the loop at its tick.
+``order``
+    Priority is printed in neither format.  Within a tick the replay serves the occurrences in
+    the order rebuilt above (stock: the ``executed`` order exactly).  Each occurrence gets a
+    priority *level*: consecutive occurrences of one tick share a level while gem5's LIFO rule
+    for equal priorities serves them in the observed order, and a new level starts where it
+    would not, and after an occurrence that reschedules or deschedules an event pending at its
+    own tick (so that every order mode serves the two in the observed order).  Instances that
+    never run get the last level.
+``when``
+    ``when`` is relative to the clock (``curTick + delay``) for an occurrence's insertions at
+    its own tick, and a stored tick for the rest (before the loop, ``no_parent`` mid-run).
+``last_tick``
+    The trace may be cut inside its last tick: unless every instance pending at that tick was
+    seen running there, the replay ends before it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tickpar.gem5.lines import MAX_TICK, TraceError, TraceLine, TraceReader, read_trace
+from tickpar.gem5.names import ComponentRules, load_mapping
+from tickpar.native.record import DESCHEDULE, RESCHEDULE, SCHEDULE
+
+__all__ = ["CLOCK", "STORED", "ImportedTrace", "TraceError", "import_trace"]
+
+CLOCK, STORED = 0, 1  # an operation's when: cur_tick + delay, or a stored tick (tickpar.native.record's modes)
+PENDING, RAN, CANCELLED, DROPPED = 0, 1, 2, 3
+FIRST_LEVEL, LAST_LEVEL = -128, 99  # model events take priorities below SIM_EXIT (100)
+RULES = (
+    "parent", "no_parent", "reschedule", "ran_silently", "cancelled", "pointer_reuse", "limit_event",
+    "untraced", "order", "when", "last_tick",
+)  # fmt: skip
+
+
+@dataclass
+class ImportedTrace:
+    """One imported trace as flat lists (indices are ids).
+
+    Names: ``names`` (event names), ``components`` and ``name_comp`` (each name's component).
+    Instances: ``inst_obj`` (the event object, an address or instance string made unique per
+    name), ``inst_name``, ``inst_when`` (final tick), ``inst_state``, ``inst_occ`` (its
+    occurrence, -1 if it never ran) and ``inst_level`` (its priority).  Occurrences, in
+    execution order: ``occ_inst`` and ``occ_tick``.  Operations, in the order made:
+    ``op_occ`` (-1: before the loop), ``op_kind`` (SCHEDULE, RESCHEDULE, DESCHEDULE of
+    :mod:`tickpar.native.record`), ``op_inst``, ``op_mode`` (:data:`CLOCK` or :data:`STORED`),
+    ``op_value`` (delay or tick) and ``op_delay`` (``when - curTick`` as printed).
+    ``end_tick``: the last tick the replay serves.  ``rules``: how often each rule decided
+    something (see the module docstring); ``reader``: what was skipped or warned about.
+    """
+
+    path: str
+    format: str
+    names: list[str] = field(default_factory=list)
+    components: list[str] = field(default_factory=list)
+    name_comp: list[int] = field(default_factory=list)
+    inst_obj: list[int] = field(default_factory=list)
+    inst_name: list[int] = field(default_factory=list)
+    inst_when: list[int] = field(default_factory=list)
+    inst_state: list[int] = field(default_factory=list)
+    inst_occ: list[int] = field(default_factory=list)
+    inst_level: list[int] = field(default_factory=list)
+    occ_inst: list[int] = field(default_factory=list)
+    occ_tick: list[int] = field(default_factory=list)
+    op_occ: list[int] = field(default_factory=list)
+    op_kind: list[int] = field(default_factory=list)
+    op_inst: list[int] = field(default_factory=list)
+    op_mode: list[int] = field(default_factory=list)
+    op_value: list[int] = field(default_factory=list)
+    op_delay: list[int] = field(default_factory=list)
+    end_tick: int = 0
+    first_tick: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+    reader: TraceReader | None = None
+
+    # -- derived views ---------------------------------------------------------------------------
+    @property
+    def events(self) -> int:
+        """Occurrences the replay serves (at ticks up to :attr:`end_tick`)."""
+        return sum(1 for t in self.occ_tick if t <= self.end_tick)
+
+    def served(self) -> list[int]:
+        """The occurrences the replay serves, in execution order."""
+        end = self.end_tick
+        return [k for k, t in enumerate(self.occ_tick) if t <= end]
+
+    def inst_comp(self, inst: int) -> int:
+        """The component of an instance."""
+        return self.name_comp[self.inst_name[inst]]
+
+    def occ_ops(self) -> tuple[list[int], list[list[int]]]:
+        """``(init ops, ops per occurrence)`` as lists of operation indices, each in the order made."""
+        init: list[int] = []
+        per: list[list[int]] = [[] for _ in self.occ_inst]
+        for i, k in enumerate(self.op_occ):
+            (init if k < 0 else per[k]).append(i)
+        return init, per
+
+    def schedulers(self) -> list[int]:
+        """Per instance, the occurrence that inserted it last (-1: before the loop or never)."""
+        last = [-1] * len(self.inst_obj)
+        for occ, kind, inst in zip(self.op_occ, self.op_kind, self.op_inst, strict=True):
+            if kind != DESCHEDULE:
+                last[inst] = occ
+        return last
+
+    def is_message(self) -> list[bool]:
+        """Per instance: one schedule, by another component's occurrence, ``delay > 0``, never moved.
+
+        Such an instance is replayed as a message through a link (what a partitioned run can
+        send across LPs); every other operation on another component's event is a direct call
+        into that component (gem5's port calls), as gem5 makes it.
+        """
+        ops = [0] * len(self.inst_obj)
+        first = [-1] * len(self.inst_obj)
+        for i, inst in enumerate(self.op_inst):
+            ops[inst] += 1
+            if first[inst] < 0:
+                first[inst] = i
+        out = [False] * len(self.inst_obj)
+        for inst, n in enumerate(ops):
+            i = first[inst]
+            if n != 1 or i < 0 or self.op_kind[i] != SCHEDULE or self.op_mode[i] != CLOCK:
+                continue
+            occ = self.op_occ[i]
+            if occ < 0 or self.op_value[i] <= 0:
+                continue
+            out[inst] = self.inst_comp(self.occ_inst[occ]) != self.inst_comp(inst)
+        return out
+
+
+class _Importer:
+    """The streaming reconstruction (one pass over the lines; see the module docstring)."""
+
+    def __init__(self, path: str, fmt: str, rules: ComponentRules, events: int) -> None:
+        self.t = ImportedTrace(path=path, format=fmt)
+        self.rules_of = rules
+        self.limit_events = events
+        self.name_ids: dict[str, int] = {}
+        self.comp_ids: dict[str, int] = {}
+        self.obj_ids: dict[tuple[str, int], int] = {}
+        self.by_ptr: dict[str, dict[int, int]] = {}  # address -> {name id: object}
+        self.order: list[int] = []  # occurrences in execution order
+        self.live: dict[int, int] = {}  # object -> its latest instance
+        self.heap: list[tuple[int, float, int]] = []  # pending (when, -insert position, instance)
+        self.ins_pos: list[float] = []  # per instance: position of its last insertion
+        self.served_pos: list[float] = []  # per occurrence: when it started
+        self.force_up: list[bool] = []  # per occurrence: it moved an event pending at its own tick
+        self.limit_objs: set[str] = set()
+        self.pos = 0.0
+        self.cur = -1
+        self.current = -1  # the running occurrence (insert log: the parent's; stock: the last executed)
+        self.current_parent: tuple[str, str] | None = None
+        self.self_reinserted = False
+        self.cutoff: int | None = None
+
+    # -- ids ----------------------------------------------------------------------------------------
+    def name_id(self, name: str) -> int:
+        found = self.name_ids.get(name)
+        if found is None:
+            t = self.t
+            found = self.name_ids[name] = len(t.names)
+            t.names.append(name)
+            comp = self.rules_of(name)
+            cid = self.comp_ids.get(comp)
+            if cid is None:
+                cid = self.comp_ids[comp] = len(t.components)
+                t.components.append(comp)
+            t.name_comp.append(cid)
+        return found
+
+    def obj_id(self, ptr: str, name: int) -> int:
+        key = (ptr, name)
+        found = self.obj_ids.get(key)
+        if found is None:
+            found = self.obj_ids[key] = len(self.obj_ids)
+            self.by_ptr.setdefault(ptr, {})[name] = found
+        return found
+
+    # -- instances, occurrences, operations --------------------------------------------------------
+    def new_instance(self, obj: int, name: int, when: int) -> int:
+        t = self.t
+        inst = len(t.inst_obj)
+        t.inst_obj.append(obj)
+        t.inst_name.append(name)
+        t.inst_when.append(when)
+        t.inst_state.append(PENDING)
+        t.inst_occ.append(-1)
+        t.inst_level.append(LAST_LEVEL)
+        self.ins_pos.append(self.pos)
+        self.live[obj] = inst
+        heapq.heappush(self.heap, (when, -self.pos, inst))
+        return inst
+
+    def run_instance(self, inst: int, tick: int, served: float, before_current: bool = False) -> int:
+        t = self.t
+        occ = len(t.occ_inst)
+        t.occ_inst.append(inst)
+        t.occ_tick.append(tick)
+        t.inst_state[inst] = RAN
+        t.inst_occ[inst] = occ
+        self.served_pos.append(served)
+        self.force_up.append(False)
+        if before_current:
+            self.order.insert(len(self.order) - 1, occ)
+        else:
+            self.order.append(occ)
+        if self.limit_events and self.cutoff is None and len(self.order) > self.limit_events:
+            self.cutoff = t.occ_tick[self.order[self.limit_events]]
+        return occ
+
+    def add_op(self, kind: int, inst: int, tick: int, when: int, parented: bool) -> None:
+        t = self.t
+        occ = self.current
+        if occ < 0:
+            ctx, mode, value = -1, STORED, when
+        elif parented and t.occ_tick[occ] == tick:
+            ctx, mode, value = occ, CLOCK, when - tick
+        else:
+            ctx, mode, value = occ, STORED, when
+            self.t.rules["no_parent"] += 1
+        if kind != SCHEDULE and ctx >= 0 and t.inst_when[inst] == t.occ_tick[ctx] and t.inst_state[inst] == PENDING:
+            self.force_up[ctx] = True
+        t.op_occ.append(ctx)
+        t.op_kind.append(kind)
+        t.op_inst.append(inst)
+        t.op_mode.append(mode if kind != DESCHEDULE else STORED)
+        t.op_value.append(value if kind != DESCHEDULE else 0)
+        t.op_delay.append(when - tick if kind != DESCHEDULE else 0)
+
+    def pending(self, obj: int) -> int:
+        inst = self.live.get(obj, -1)
+        return inst if inst >= 0 and self.t.inst_state[inst] == PENDING else -1
+
+    # -- the clock ------------------------------------------------------------------------------------
+    def advance(self, tick: int, line: TraceLine) -> None:
+        if tick < self.cur:
+            raise TraceError(
+                f"{self.t.path}:{line.lineno}: curTick goes back from {self.cur} to {tick}: lines of several event "
+                "queues interleave (a multi-queue run) and cannot be attributed; tickpar imports one queue's trace"
+            )
+        if tick > self.cur:
+            self.flush(tick)
+            self.cur = tick
+            self.current_parent = None
+            self.self_reinserted = False
+
+    def flush(self, tick: int) -> None:
+        """Every instance still pending before ``tick`` ran at its own tick (rule ``ran_silently``)."""
+        t = self.t
+        heap = self.heap
+        while heap and heap[0][0] < tick:
+            when, neg_pos, inst = heapq.heappop(heap)
+            if t.inst_state[inst] != PENDING or t.inst_when[inst] != when or self.ins_pos[inst] != -neg_pos:
+                continue  # moved or done since: a stale heap entry
+            self.pos += 0.001
+            self.run_instance(inst, when, self.pos)
+            t.rules["ran_silently"] += 1
+
+    # -- lines ------------------------------------------------------------------------------------------
+    def start(self, ptr: str, name: str, tick: int) -> None:
+        """The event ``(ptr, name)`` runs now (an ``executed`` line, or a new parent)."""
+        t = self.t
+        nid = self.name_id(name)
+        obj = self.obj_id(ptr, nid)
+        inst = self.pending(obj)
+        if inst < 0 or t.inst_when[inst] != tick:
+            t.rules["untraced"] += 1
+            saved, self.current = self.current, -1
+            inst = self.new_instance(obj, nid, tick)
+            self.add_op(SCHEDULE, inst, tick, tick, parented=False)
+            self.current = saved
+        self.current = self.run_instance(inst, tick, self.pos)
+        t.rules["parent"] += 1
+
+    def insert(self, line: TraceLine, kind: str, parented: bool) -> None:
+        t = self.t
+        ptr, tick, when = line.ptr, line.tick, line.when
+        if when == MAX_TICK or ptr in self.limit_objs:
+            if ptr not in self.limit_objs:
+                self.limit_objs.add(ptr)
+                for obj in self.by_ptr.get(ptr, {}).values():
+                    inst = self.pending(obj)
+                    if inst >= 0:
+                        t.inst_state[inst] = DROPPED
+            t.rules["limit_event"] += 1
+            return
+        nid = self.name_id(line.name)
+        obj = self.obj_id(ptr, nid)
+        self.reuse(ptr, nid, tick, parented)
+        inst = self.pending(obj)
+        if kind == "descheduled":
+            if inst >= 0:
+                self.add_op(DESCHEDULE, inst, tick, t.inst_when[inst], parented)
+                t.inst_state[inst] = CANCELLED
+                t.rules["cancelled"] += 1
+            return
+        if inst >= 0 and t.inst_when[inst] == tick and self.current >= 0 and t.format == "insert-log":
+            # pending at this very tick and inserted again: it ran, just before the current occurrence
+            t.rules["ran_silently"] += 1
+            self.run_instance(inst, tick, self.served_pos[self.current] - 0.5, before_current=True)
+            inst = -1
+        if inst >= 0:
+            self.add_op(RESCHEDULE, inst, tick, when, parented)
+            t.inst_when[inst] = when
+            self.ins_pos[inst] = self.pos
+            heapq.heappush(self.heap, (when, -self.pos, inst))
+            t.rules["reschedule"] += 1
+        else:
+            inst = self.new_instance(obj, nid, when)
+            self.add_op(SCHEDULE, inst, tick, when, parented)
+        if parented and self.current >= 0 and t.occ_inst[self.current] >= 0 and when == tick:
+            running = t.occ_inst[self.current]
+            if t.inst_obj[running] == obj:
+                self.self_reinserted = True
+
+    def reuse(self, ptr: str, nid: int, tick: int, parented: bool) -> None:
+        """The address holds a pending event of another name: that one was descheduled and deleted."""
+        t = self.t
+        for other, obj in self.by_ptr.get(ptr, {}).items():
+            if other == nid:
+                continue
+            inst = self.pending(obj)
+            if inst < 0:
+                continue
+            t.rules["pointer_reuse"] += 1
+            if t.inst_when[inst] > tick or self.current < 0:
+                self.add_op(DESCHEDULE, inst, tick, t.inst_when[inst], parented)
+                t.inst_state[inst] = CANCELLED
+                t.rules["cancelled"] += 1
+            else:
+                t.rules["ran_silently"] += 1
+                self.run_instance(inst, tick, self.pos - 0.5, before_current=self.current >= 0)
+
+    def line(self, line: TraceLine) -> None:
+        self.pos += 1.0
+        self.advance(line.tick, line)
+        if line.action == "inserted":
+            parented = line.parent is not None
+            if parented:
+                parent = (line.parent, line.parent_name)
+                if parent != self.current_parent or self.self_reinserted:
+                    self.self_reinserted = False
+                    self.current_parent = parent  # type: ignore[assignment]
+                    self.start(parent[0], parent[1], line.tick)  # type: ignore[arg-type]
+            self.insert(line, "inserted", parented)
+        elif line.action == "executed":
+            self.start(line.ptr, line.name, line.tick)
+        else:
+            self.insert(line, line.action, parented=True)
+
+    def finish(self, reader: TraceReader) -> ImportedTrace:
+        t = self.t
+        t.format = reader.format
+        t.reader = reader
+        last = self.cur
+        if self.cutoff is not None:
+            last = min(last, self.cutoff)
+        self.flush(last)
+        unseen = any(
+            when == last and t.inst_state[inst] == PENDING and self.ins_pos[inst] == -neg
+            for when, neg, inst in self.heap
+        )
+        t.end_tick = last - 1 if unseen or self.cutoff is not None else last
+        if t.end_tick != last:
+            t.rules["last_tick"] += 1
+        t.first_tick = min(t.occ_tick) if t.occ_tick else 0
+        occs = [k for k in self.order if t.occ_tick[k] <= t.end_tick]
+        self.renumber(occs)
+        self.assign_levels()
+        return t
+
+    def renumber(self, order: list[int]) -> None:
+        """Occurrences in execution order (ids = positions); those after the end are dropped."""
+        t = self.t
+        new_id = {old: new for new, old in enumerate(order)}
+        t.occ_inst = [t.occ_inst[k] for k in order]
+        t.occ_tick = [t.occ_tick[k] for k in order]
+        self.served_pos = [self.served_pos[k] for k in order]
+        self.force_up = [self.force_up[k] for k in order]
+        for inst, occ in enumerate(t.inst_occ):
+            if occ >= 0:
+                t.inst_occ[inst] = new_id.get(occ, -1)
+                if t.inst_occ[inst] < 0:
+                    t.inst_state[inst] = PENDING  # it runs after the end: never in the replay
+        keep = [i for i, k in enumerate(t.op_occ) if k < 0 or k in new_id]
+        for name in ("op_kind", "op_inst", "op_mode", "op_value", "op_delay"):
+            col = getattr(t, name)
+            setattr(t, name, [col[i] for i in keep])
+        t.op_occ = [t.op_occ[i] if t.op_occ[i] < 0 else new_id[t.op_occ[i]] for i in keep]
+        dropped = {inst for inst, s in enumerate(t.inst_state) if s == DROPPED}
+        if dropped:
+            keep = [i for i, inst in enumerate(t.op_inst) if inst not in dropped]
+            for name in ("op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay"):
+                col = getattr(t, name)
+                setattr(t, name, [col[i] for i in keep])
+
+    def assign_levels(self) -> None:
+        """Priority levels within each tick (rule ``order``)."""
+        t = self.t
+        ins, served = self.ins_pos, self.served_pos
+        tick = None
+        level = FIRST_LEVEL
+        group: list[int] = []
+        up = False
+        for k, inst in enumerate(t.occ_inst):
+            if t.occ_tick[k] != tick:
+                tick, level, group, up = t.occ_tick[k], FIRST_LEVEL, [], False
+            mine = ins[inst]
+            if up or any(ins[j] < mine < served[t.inst_occ[j]] for j in group):
+                if level < LAST_LEVEL - 1:
+                    level += 1
+                else:
+                    t.rules["order_levels_exhausted"] += 1
+                group = []
+                t.rules["order"] += 1
+            t.inst_level[inst] = level
+            group.append(inst)
+            up = self.force_up[k]
+
+
+def import_trace(
+    path: str | Path,
+    fmt: str = "auto",
+    components: str | Path | None = None,
+    events: int = 0,
+) -> ImportedTrace:
+    """Import ``path`` (see the module docstring); ``events`` > 0 keeps whole ticks up to that many events."""
+    rules = ComponentRules(load_mapping(components) if components else ())
+    reader = TraceReader(str(path))
+    imp = _Importer(str(path), fmt, rules, int(events))
+    for line in read_trace(path, fmt, reader):
+        if imp.cutoff is not None and line.tick > imp.cutoff:
+            break
+        imp.line(line)
+    return imp.finish(reader)
+
+
+def trace_key(path: str | Path, fmt: str, components: str | Path | None, events: int) -> tuple[Any, ...]:
+    """A cache key for one import: the file's identity (path, size, mtime) and the options."""
+    p = Path(path)
+    st = os.stat(p)
+    comp = None
+    if components:
+        cst = os.stat(components)
+        comp = (str(Path(components).resolve()), cst.st_size, cst.st_mtime_ns)
+    return (str(p.resolve()), st.st_size, st.st_mtime_ns, fmt, comp, int(events))
