@@ -9,11 +9,9 @@ the per-thread work and the *GIL floor*, the sum of both threads' GIL-held parts
 both only hash, so it never measures a thread that must take the GIL back from one running Python.
 
 Printed per ``(p, r)``: the time per iteration alone and beside the second thread, the model's floor
-``max(p + r, 2 p)``, and the excess over it per iteration. On the 2-core development VM (CPython
-3.11, idle, 3 December 2026) the excess was 18-57 µs where the GIL-held part is as long as the hash
-or longer (p 5-20 µs, r 10-30 µs), and 4-24 µs at r >= 100: about one wake-up of the waiting thread
-per hand-off (a futex wake of a halted vCPU), which the model does not yet carry (issue #17: the
-Python thread cells at work_us 10-30 are its worst predictions). Usage::
+``max(p + r, 2 p)``, and the excess over it per iteration: about one wake-up of the waiting thread per
+hand-off (a futex wake of a halted vCPU), which the calibration now prices as ``gil_handoff``
+(docs/measurements/2026-12-03-gil-handoff.md has the figures). Usage::
 
     python bench/gil_handoff.py [--pairs 5:10,10:10,20:10,10:30,20:30,10:100,20:100,30:300] [--repeats 3]
 """

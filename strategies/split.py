@@ -44,7 +44,7 @@ otherwise: assertions off give ``diverged``, ``race`` or ``crash`` depending
 on the interleaving, real threads fail as often as the machine lets handlers
 overlap.
 
-Why it fails with two or more workers (gem5-eventq.md §6, "several workers"):
+Why it fails with two or more workers (docs/explanation/gem5-eventq.md §6, "several workers"):
 
 * **cur_tick moved by another worker's pop** (A).  While worker 1 holds an
   event of tick 100, worker 2 pops one of tick 150 and moves ``cur_tick`` to

@@ -61,8 +61,8 @@ queue does not change; the kernel's deferred mode
   reschedule or deschedule one (it then does not run in this batch, as
   sequentially);
 * a **zero-delay child**: an event scheduled during the batch at a key ``<=
-  K`` (the running bin itself -- gem5's LIFO puts it next, gem5-eventq.md §2,
-  cases 15 and 24 -- or an earlier priority of the same tick) runs before the
+  K`` (the running bin itself -- gem5's LIFO puts it next, docs/explanation/gem5-eventq.md
+  §2, §7 cases 15 and 24 -- or an earlier priority of the same tick) runs before the
   rest of the bin in the sequential run.  If its component belongs to the
   scheduling group (or to no group yet: the group then claims it), the group
   runs it exactly where the sequential run would: each group keeps a local
@@ -83,8 +83,8 @@ assertion that then fails outranks it): whether two groups meet in a bin
 depends on which events share bins, which no trait says.
 
 Threads only speed things up when handlers release the GIL (``--work
-gil-release`` with ``work_us`` of ~30 µs or more); a batch costs a wake-up of
-each helper it uses (~40-60 µs on 2 vCPUs), hence ``min_parallel``.
+gil-release`` with ``work_us`` well above a thread's wake-up); a batch costs a wake-up of
+each helper it uses, hence ``min_parallel`` (docs/measurements/2026-12-02-small-costs.md).
 ``debug_invariants=true`` checks the queue's invariants after every commit.
 """
 

@@ -26,9 +26,8 @@ import os
 import sys
 
 # numpy's OpenBLAS starts a thread per core that spins for a while after start-up, beside a timed
-# cell's own threads: measured here, the first 1-3 values of every pyperf worker of a native phold
-# cell at 10 us per event took 8-12 ms instead of 5 (one core shared with the spinning thread).  No
-# cell needs a threaded BLAS, so tickpar asks for one BLAS thread before anything imports numpy
+# cell's own threads, and slowed a native cell's first values (docs/measurements/2026-12-03-native-timing.md).
+# No cell needs a threaded BLAS, so tickpar asks for one BLAS thread before anything imports numpy
 # (a value the user set wins).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

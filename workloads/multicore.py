@@ -182,9 +182,10 @@ class TagArray:
         return victim, victim_dirty
 
     def save_state(self) -> UndoSegment:
-        """A mark in an undo log (for engines that roll back): incremental, since a copy of every set costs
-        ~10 us.  The first save turns this array into a :class:`LoggedTagArray` in place, which logs each
-        set and each line's dirty bit before changing them; runs that never save never pay for it.
+        """A mark in an undo log (for engines that roll back): incremental, since copying every set at
+        every save is costly (docs/measurements/2026-12-02-small-costs.md).  The first save turns this array into a
+        :class:`LoggedTagArray` in place, which logs each set and each line's dirty bit before changing them;
+        runs that never save never pay for it.
 
         The log is a chain of segments, one per save, each linked to the next (newer) one; a save returns
         its segment, and only the saves still held keep their part of the chain alive."""

@@ -1,21 +1,12 @@
 """Pinning a parallel run's worker threads to cores of their own, for the length of the run.
 
 Why it exists: a thread started on a machine whose other cores are idle (halted) lands on its
-parent's core, and Linux's load balancer does not always move it.  Measured here (2 vCPUs): a
-native replay after a 50 ms idle spell took 1.4 ms instead of 0.5 ms, its two threads taking turns
-on one core; the native engine therefore always pins its ``std::thread`` workers (``pinned`` in its
-stats).  The same happens to Python threads that never sleep: on the free-threaded build (3.13t,
-GIL off) a null-message conservative run of phold ``wide`` at work_us 300 (gil-hold, 2 workers)
-took 284-290 ms a loop with each thread idle 140 ms (two runs), and 157-170 ms pinned (idle 7-24
-ms).  Under the GIL it happens too, though the threads hand the GIL over at every work call: a
-process's first 3-5 runs of conservative window-threads on phold ``wide`` lps 32 at work_us 30
-(gil-release, 2 workers) took 19-26 ms a loop, later ones 14.7 ms; pinned, 15.0-16.9 ms from the first
-run on.  In ``tickpar time`` (one process, 3 values, fixed work rate) pinning took that cell from 17.4 to
-15.2 ms and multicore ``wide`` cores 32 from 30.7 to 24.0 ms; at work_us 10, where the run is bound by
-GIL hand-offs that now cross cores, some cells lost 4-23% (tick-barrier on phold ``wide``: 18.2 to
-20.7 ms).  Of two whole sweeps, the pinned one had higher GIL thread speedups (held-out work_us 30 cells
-1.55-1.65x against 1.21-1.32x), so workers are pinned by default everywhere; the GIL hand-off calibration
-(``tickpar.perf.prediction``) pins its two threads the same way, so the model prices the runs it predicts.
+parent's core, and Linux's load balancer does not always move it, so two workers take turns on one
+core; this hit native replays, free-threaded threads and GIL threads alike, and pinning gained more
+than it lost (docs/measurements/2026-12-03-thread-pinning.md).  The native engine always pins its
+``std::thread`` workers (``pinned`` in its stats); Python workers are pinned by default, and the GIL
+hand-off calibration (``tickpar.perf``) pins its two threads the same way, so the model prices the
+runs it predicts.
 
 :data:`PIN_ENV` (``TICKPAR_PIN_THREADS``): unset, empty or ``1`` pins, ``0`` never.  Worker ``w``
 of ``n`` goes to the ``w``-th CPU of the process's own CPU set, where that set has at least ``n`` CPUs

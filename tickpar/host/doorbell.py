@@ -1,13 +1,10 @@
 """A wake-up signal between worker threads that spins briefly before it blocks.
 
-Why it exists: a thread blocked in ``threading.Event.wait`` (a futex) takes tens to hundreds of
-microseconds to run again once another thread sets the event: the kernel must wake it and
-schedule it.  Measured on the free-threaded build here (3.13t, 2 vCPUs, workers pinned):
-tick-barrier on multicore ``wide`` at work_us 300 (gil-hold, 2 workers) hands each of its 58
-parallel batches to the helper and back through two events, and the helper sat idle about 14 ms
-of a 196 ms loop beyond the batches' own serial events.  Where two threads run in parallel on
-cores of their own, the waiter can instead watch a counter for a while and see the ring within
-a microsecond or so.
+Why it exists: a thread blocked in ``threading.Event.wait`` (a futex) takes a wake-up to run
+again once another thread sets the event: the kernel must wake it and schedule it, and a
+tick-barrier helper on the free-threaded build lost a noticeable share of its loop that way
+(docs/measurements/2026-12-03-freethreaded.md).  Where two threads run in parallel on cores of
+their own, the waiter can instead watch a counter for a while and see the ring almost at once.
 
 Under the GIL a spinning thread would hold the lock that the thread it waits for needs, so there
 the doorbell blocks at once (``spin_s == 0``), as ``threading.Event`` does.
@@ -27,9 +24,9 @@ from tickpar.host.affinity import gil_disabled
 
 __all__ = ["SPIN_S", "Doorbell", "spin_budget"]
 
-#: How long a waiter watches the count before it blocks, where threads run in parallel: longer than
-#: the serial stretch between two batches or windows of a Python strategy (0.1-0.5 ms measured), short
-#: enough that a waiter whose partner is busy for long gives its core back.
+#: How long a waiter watches the count before it blocks, where threads run in parallel: longer than the
+#: serial stretch between two batches or windows of a Python strategy (docs/measurements/2026-12-03-freethreaded.md),
+#: short enough that a waiter whose partner is busy for long gives its core back.
 SPIN_S = 0.002
 
 

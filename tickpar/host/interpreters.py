@@ -1,4 +1,4 @@
-"""The interpreters a sweep can run cells under: ``default`` and ``freethreaded`` (DESIGN.md §11).
+"""The interpreters a sweep can run cells under: ``default`` and ``freethreaded`` (docs/explanation/design.md §11).
 
 * ``default``: the interpreter running the pipeline (``sys.executable``: the main venv's).
 * ``freethreaded``: a free-threaded CPython (PEP 703, built with ``Py_GIL_DISABLED`` and running

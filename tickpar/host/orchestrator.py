@@ -1,11 +1,10 @@
 """Pause the workflow engine that launched a timing job while that job's clock runs.
 
-Measured in a fresh clone's ``make report`` (2 cores): while the timing jobs
-ran -- the only jobs left, one at a time -- the Snakemake main process still
-used about 0.9 of a core (7 s of CPU per 8 s of wall time, sampled from
-``/proc``), and more the more jobs had finished in that invocation.  A
-2-worker cell then measured 251 ms in the pipeline against 153 ms standalone.
-A timing job that merely runs alone cannot fix that; so, while it measures,
+While the timing jobs run -- the only jobs left, one at a time -- the
+Snakemake main process still uses most of a core, and a 2-worker cell then
+measures far slower in the pipeline than standalone
+(docs/measurements/2026-12-02-timing-isolation.md).  A timing job that merely
+runs alone cannot fix that; so, while it measures,
 the job stops its parent (``SIGSTOP``) and continues it afterwards
 (``SIGCONT``).  Nothing in Snakemake has to happen meanwhile: the job is the
 only one running, and its own output is written by the job itself.

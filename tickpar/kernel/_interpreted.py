@@ -1,4 +1,4 @@
-"""Kernel pieces that stay interpreted Python in the compiled build (see README, "Compiled kernel").
+"""Kernel pieces that stay interpreted Python in the compiled build (see docs/how-to/compiled-kernel.md).
 
 mypyc cannot compile a subclass of ``threading.local``; :class:`tickpar.kernel.eventq.BatchQueue`
 keeps its per-thread deferral target here, so that eventq itself compiles.

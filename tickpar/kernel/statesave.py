@@ -36,8 +36,8 @@ outside the component's state.  Incremental saves fit these rules: a
 ``save_state`` may return a mark in an undo log (multicore's tag arrays do);
 attributes named ``_saved_*`` are such bookkeeping, not state.
 
-The RNG: ``random.Random.getstate()`` copies 625 ints (about 10 us), too much
-for every event.  The first save turns the component's ``random.Random`` into
+The RNG: ``random.Random.getstate()`` copies 625 ints, too much for every
+event.  The first save turns the component's ``random.Random`` into
 a :class:`TrackedRandom` in place (same object, same sequence), which counts
 the Mersenne Twister words it draws; a save is then ``(base state, words since
 it)``, and a restore is ``setstate(base)`` plus drawing the words again

@@ -2,7 +2,7 @@
 
 * ``gil-release``: SHA-256 over a buffer sized to the duration.  CPython
   releases the GIL while hashing buffers above 2047 bytes, so threads truly
-  overlap; below that size (about 2 µs here) the call holds the GIL.
+  overlap; below that size (a call of a microsecond or two) the call holds the GIL.
 * ``gil-hold``: a calibrated pure-Python loop; threads serialise on the GIL,
   processes and MPI ranks do not.
 * ``none``: no work; the run measures the engine and synchronisation alone.

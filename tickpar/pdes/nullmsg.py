@@ -76,9 +76,9 @@ class NullMessageSync:
             safe = min(clocks.values()) if clocks else INF
             # Serve up to ``safe`` one lookahead step at a time, promising after each step.  Promising
             # only after the whole stretch lets two LPs fall into lock-step: each serves two
-            # lookaheads' worth while the other waits for its promise (measured on 3.13t, phold
-            # ``wide`` at work_us 300: about half the runs took 280 ms a loop, each LP idle 140 ms,
-            # against 150 ms).  A promise after each step lets the partner start on it at once.
+            # lookaheads' worth while the other waits for its promise, which nearly doubled the loop
+            # (docs/measurements/2026-12-03-freethreaded.md).  A promise after each step lets the
+            # partner start on it at once.
             # A step that ran nothing new (the head is past the end, or gem5-order ties hold it) ends
             # the stretch as one serve up to ``safe`` would have.
             while True:

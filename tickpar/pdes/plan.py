@@ -66,10 +66,8 @@ __all__ = [
 #: ``windows`` (the events, then the busiest LP's events per conservative window).
 PARTITION_WEIGHTS = ("events", "count", "windows")
 #: The default of the partitioned strategies that offer the choice (``partition_weights``).
-# events, not windows: measured side by side (3.13t, gil-hold 300 us, 2 workers, 3 rounds), windows' extra
-# cut edges slowed null-message phold from 118 to 213 ms a loop and its refinement adds ~25 ms of setup per run,
-# while window-threads loop times moved within noise (multicore: 139 -> 145 ms; under the GIL at 1000 us
-# gil-release, 0.602 -> 0.593 s). So it is an option to compare, not the default.
+# events, not windows: windows' extra cut edges slow null-message runs and its refinement adds set-up, while
+# window-threads gain nothing measurable (docs/measurements/2026-12-03-freethreaded.md). An option to compare.
 DEFAULT_PARTITION_WEIGHTS = "events"
 #: Events of the profiled prefix that :func:`component_event_counts` counts.
 PROFILE_EVENTS = 20_000

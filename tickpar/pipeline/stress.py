@@ -1,7 +1,7 @@
 """Stress the exact thread strategies on real parallel threads: many runs, each checked bit for bit.
 
 Races that the GIL hides (dict and heap updates, counters, lock tables shared by worker threads) show
-up on a free-threaded interpreter; ``make test-ft`` runs this module there (DESIGN.md §11).
+up on a free-threaded interpreter; ``make test-ft`` runs this module there (docs/explanation/design.md §11).
 
 Each run is one cell checked against its golden sequential run, on the sweep's ``wide`` shapes
 (:data:`SHAPES`): a different seed per run and a different ``work_us`` per run (0, 1, 3, 10 µs in
