@@ -530,23 +530,34 @@ def bounds(
             params = {"batches": nb, "events_per_batch": len(dag) / nb, "barriers": barriers}
             add("tick-barrier", p, time_s, barriers, params, costs.sync(p))
     if "conservative" in which:
-        candidates: list[tuple[int, float, int, int | None]] = []  # (LPs, work, windows, lookahead)
-        windows: dict[int | None, np.ndarray] = {}
-        for p in ps:
-            sync = costs.sync(p)
-            if partition is None:
-                part = balanced_partition(dag, p, o_event)
-                candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg)))
-                pool = candidates
-            else:
-                part = list(partition(p))
-                if len(set(part)) > p:
-                    raise ValueError(f"partition for {p} workers has {len(set(part))} LPs: at most {p}")
-                pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg))]
-            lps, span, nwin, look = min(pool, key=lambda c: (c[1] + c[2] * sync, c[0]))
-            params = {"lps": lps, "lookahead": look, "windows": nwin, "events_per_window": len(dag) / max(nwin, 1)}
+        for p, (span, nwin, params, sync) in _conservative_bounds(dag, ps, cost, costs, partition).items():
             add("conservative", p, span + nwin * sync, nwin, params, sync)
     return pd.DataFrame(rows, columns=list(_TABLE_COLUMNS))
+
+
+def _conservative_bounds(
+    dag: Dag, ps: Sequence[int], cost: np.ndarray, costs: Overheads, partition: Callable[[int], Sequence[int]] | None
+) -> dict[int, tuple[float, int, dict[str, Any], float]]:
+    """Per worker count: the conservative bound's ``(work span, windows, params, o_sync)``: the given partition,
+    else the best balanced one into at most ``P`` LPs (module docstring)."""
+    candidates: list[tuple[int, float, int, int | None]] = []  # (LPs, work, windows, lookahead)
+    windows: dict[int | None, np.ndarray] = {}
+    out = {}
+    for p in ps:
+        sync = costs.sync(p)
+        if partition is None:
+            part = balanced_partition(dag, p, costs.o_event)
+            candidates.append((len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg)))
+            pool = candidates
+        else:
+            part = list(partition(p))
+            if len(set(part)) > p:
+                raise ValueError(f"partition for {p} workers has {len(set(part))} LPs: at most {p}")
+            pool = [(len(set(part)), *_conservative_work(dag, part, cost, windows, costs.o_msg))]
+        lps, span, nwin, look = min(pool, key=lambda c: (c[1] + c[2] * sync, c[0]))
+        params = {"lps": lps, "lookahead": look, "windows": nwin, "events_per_window": len(dag) / max(nwin, 1)}
+        out[p] = (span, nwin, params, sync)
+    return out
 
 
 _TABLE_COLUMNS = (

@@ -78,6 +78,20 @@ def _zero_overhead_time(
     raise ValueError(f"strategy {strategy!r}: no structural model (known: {', '.join(MODELLED)})")
 
 
+def _engine_and_work(dag: Dag, costs: Preset) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's engine cost (the DAG's recorded ``cost_s``, or the preset's per event) and work cost."""
+    engine = (
+        dag.events["cost_s"].to_numpy(dtype=np.float64)
+        if costs.event_s is None
+        else np.full(len(dag), costs.event_s, dtype=np.float64)
+    )
+    work = (
+        dag.events["work_calls"].to_numpy(dtype=np.float64) * costs.work_per_call_s
+        + dag.events["work_us"].to_numpy(dtype=np.float64) * costs.work_per_us_s
+    )
+    return engine, work
+
+
 def strategy_time(
     dag: Dag,
     strategy: str,
@@ -96,15 +110,7 @@ def strategy_time(
     own plan (conservative; :func:`strategy_partition`); ``None``: a cost-balanced split.
     """
     ps = sorted({int(p) for p in workers})
-    engine = (
-        dag.events["cost_s"].to_numpy(dtype=np.float64)
-        if costs.event_s is None
-        else np.full(len(dag), costs.event_s, dtype=np.float64)
-    )
-    work = (
-        dag.events["work_calls"].to_numpy(dtype=np.float64) * costs.work_per_call_s
-        + dag.events["work_us"].to_numpy(dtype=np.float64) * costs.work_per_us_s
-    )
+    engine, work = _engine_and_work(dag, costs)
     plain = engine + work
     t1 = float(plain.sum())
     if strategy == BASELINE:

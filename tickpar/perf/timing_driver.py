@@ -235,6 +235,36 @@ def read_runs(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _pyperf_cmd(
+    job: TimingJob, worker_args: Sequence[str], appended: Path, values: int, warmups: int,
+    extra_args: Sequence[str], inherit: Sequence[str],
+) -> list[str]:  # fmt: skip
+    """The command of one fresh pyperf worker process: one process, ``values`` values, appended to ``appended``."""
+    cmd = [
+        job.executable, "-m", "tickpar.perf.timing", *job.cell_args, *worker_args,
+        "--processes", "1", "--values", str(values), "--warmups", str(warmups),
+        "--loops", "1", "--append", str(appended), *extra_args,
+    ]  # fmt: skip
+    if inherit:
+        cmd.append("--inherit-environ=" + ",".join(inherit))
+    return cmd
+
+
+def _run_in_own_group(cmd: list[str], timeout: float | None) -> tuple[int | None, str, bool]:
+    """Run ``cmd`` in a process group of its own (one thread per BLAS pool) under ``timeout``: its return code,
+    its output and whether it timed out (then the whole group is killed)."""
+    env = {**os.environ, **ONE_THREAD_ENV}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        output, _ = proc.communicate()
+        timed_out = True
+    return proc.returncode, output.decode(errors="replace"), timed_out
+
+
 def time_round(
     job: TimingJob,
     index: int,
@@ -265,26 +295,11 @@ def time_round(
     golden = job.golden or _compute_golden(job, tmp, index)
     job.golden = golden
     record["work_units_per_us"] = rate
-    cmd = [
-        job.executable, "-m", "tickpar.perf.timing", *job.cell_args, "--golden", golden, "--runs-out", str(runs_out),
-        *(["--work-rate", repr(rate)] if rate else []),
-        "--processes", "1", "--values", str(values), "--warmups", str(warmups),
-        "--loops", "1", "--append", str(appended), *extra_args,
-    ]  # fmt: skip
-    if inherit:
-        cmd.append("--inherit-environ=" + ",".join(inherit))
+    worker_args = ["--golden", golden, "--runs-out", str(runs_out), *(["--work-rate", repr(rate)] if rate else [])]
+    cmd = _pyperf_cmd(job, worker_args, appended, values, warmups, extra_args, inherit)
     before = before or cpu_availability()
-    env = {**os.environ, **ONE_THREAD_ENV}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env)
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        output, _ = proc.communicate()
-        timed_out = True
+    returncode, text, timed_out = _run_in_own_group(cmd, timeout)
     after = cpu_availability()
-    text = output.decode(errors="replace")
     if log is not None:
         again = f" (re-time {attempt})" if attempt else ""
         log.write(f"--- {job.out} round {round_no}{again}\n{text}")
@@ -292,9 +307,9 @@ def time_round(
         job.done = True
         record.update(status="timeout", reason=f"pyperf run exceeded its {timeout:g} s limit (round {round_no})")
         return after
-    if proc.returncode != 0 or not appended.exists():
+    if returncode != 0 or not appended.exists():
         job.done = True
-        record.update(status="crash", reason=f"pyperf exited with status {proc.returncode}: {_tail(text)}")
+        record.update(status="crash", reason=f"pyperf exited with status {returncode}: {_tail(text)}")
         return after
     bench_ = pyperf.BenchmarkSuite.load(str(appended)).get_benchmarks()[0]
     run = bench_.get_runs()[-1]
@@ -417,14 +432,7 @@ def measure_cells(
     contended (module docstring; 0: never).  ``max_round_shift``: a round every value of which is
     more than this above the fastest round's is a slow process, left out (:func:`slow_rounds`; 0: never).
     """
-    if baseline_max_spread < 0:
-        raise ValueError(f"baseline_max_spread {baseline_max_spread}: must be >= 0 (0: never judged)")
-    if max_round_shift < 0:
-        raise ValueError(f"max_round_shift {max_round_shift}: must be >= 0 (0: never judged)")
-    if rounds < 1 or values < 1 or warmups < 0 or long_values < 1:
-        raise ValueError("--processes, --values and the long cells' values must be >= 1, --warmups >= 0")
-    if retimes < 0 or retime_wait_s < 0:
-        raise ValueError("--retimes and the wait before a re-time must be >= 0")
+    _check_settings(baseline_max_spread, max_round_shift, rounds, values, warmups, long_values, retimes, retime_wait_s)
     # pyperf gives its workers a clean environment; the thread-pinning switch and the one-thread pools
     # (ONE_THREAD_ENV, set for every worker by time_round) must reach them too
     inherit = [name for name in (*inherit_environ, PIN_ENV) if name in os.environ]
@@ -432,26 +440,15 @@ def measure_cells(
     started = time.perf_counter()
     per_job = {id(job): values_for(job, values, long_cell_s, long_values) for job in jobs}
     for job in jobs:
-        job.record = _new_record(job, rounds, per_job[id(job)], warmups)
-        job.record["retimes"] = retimes
-        verdict = _unfinished(job.check)
-        if verdict is not None:
-            job.done = True
-            job.record.update(status="skipped", reason=f"not timed: the correctness run did not finish ({verdict})")
+        _start_record(job, rounds, per_job[id(job)], warmups, retimes)
     parent = Path(jobs[0].out).parent if jobs else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".tickpar-timing-", dir=parent) as tmp_name:
         tmp = Path(tmp_name)
         indexed = list(enumerate(jobs))
         probe: dict[str, Any] | None = cpu_availability()  # the last probe, while nothing has run since
-        # One calibration per (interpreter, work mode): a free-threaded build runs the gil-hold loop at its own
-        # speed, so each interpreter's cells do work_us of its own time per event.
-        modes = {(job.python, job.cell.spec.work) for job in jobs if job.cell.engine == "python"}
-        rates = {key: 0.0 if key[1] == "none" else work_rate or _work_rate(key[1], key[0]) for key in modes}
-        if any(job.cell.engine == "native" for job in jobs):  # native cells: one calibration of the C++ spin loop
-            from tickpar.native.engine import spin_rate
+        rates = _work_rates(jobs, work_rate)
 
-            rates[("native", "spin")] = spin_rate()
         def settings_of(job: TimingJob) -> dict[str, Any]:
             return dict(
                 values=per_job[id(job)], warmups=warmups, timeout=timeout, inherit=inherit,
@@ -480,13 +477,50 @@ def measure_cells(
             except Exception as exc:
                 job.done = True
                 job.record.update(status="crash", reason=f"{type(exc).__name__}: {exc}")
-        records = []
-        for index, job in enumerate(jobs):
-            try:
-                records.append(_finish(job, tmp, index, started, max_round_shift))
-            except Exception as exc:  # an unreadable pyperf file: this cell's record says so, the others stand
-                records.append(crash_record(job, f"{type(exc).__name__} while writing the record: {exc}"))
-        return records
+        return [_finish_or_crash(job, tmp, index, started, max_round_shift) for index, job in enumerate(jobs)]
+
+
+def _check_settings(
+    baseline_max_spread: float, max_round_shift: float, rounds: int, values: int, warmups: int, long_values: int,
+    retimes: int, retime_wait_s: float,
+) -> None:  # fmt: skip
+    if baseline_max_spread < 0:
+        raise ValueError(f"baseline_max_spread {baseline_max_spread}: must be >= 0 (0: never judged)")
+    if max_round_shift < 0:
+        raise ValueError(f"max_round_shift {max_round_shift}: must be >= 0 (0: never judged)")
+    if rounds < 1 or values < 1 or warmups < 0 or long_values < 1:
+        raise ValueError("--processes, --values and the long cells' values must be >= 1, --warmups >= 0")
+    if retimes < 0 or retime_wait_s < 0:
+        raise ValueError("--retimes and the wait before a re-time must be >= 0")
+
+
+def _start_record(job: TimingJob, rounds: int, values: int, warmups: int, retimes: int) -> None:
+    """A fresh record for ``job``; skipped (done) where its correctness run did not finish."""
+    job.record = _new_record(job, rounds, values, warmups)
+    job.record["retimes"] = retimes
+    verdict = _unfinished(job.check)
+    if verdict is not None:
+        job.done = True
+        job.record.update(status="skipped", reason=f"not timed: the correctness run did not finish ({verdict})")
+
+
+def _work_rates(jobs: Sequence[TimingJob], work_rate: float | None) -> dict[tuple[str | None, str], float]:
+    """One work calibration per (interpreter, work mode): a free-threaded build runs the gil-hold loop at its own
+    speed, so each interpreter's cells do work_us of its own time per event; native cells: one of the C++ spin loop."""
+    modes = {(job.python, job.cell.spec.work) for job in jobs if job.cell.engine == "python"}
+    rates = {key: 0.0 if key[1] == "none" else work_rate or _work_rate(key[1], key[0]) for key in modes}
+    if any(job.cell.engine == "native" for job in jobs):
+        from tickpar.native.engine import spin_rate
+
+        rates[("native", "spin")] = spin_rate()
+    return rates
+
+
+def _finish_or_crash(job: TimingJob, tmp: Path, index: int, started: float, max_round_shift: float) -> dict[str, Any]:
+    try:
+        return _finish(job, tmp, index, started, max_round_shift)
+    except Exception as exc:  # an unreadable pyperf file: this cell's record says so, the others stand
+        return crash_record(job, f"{type(exc).__name__} while writing the record: {exc}")
 
 
 def _rate_key(job: TimingJob) -> tuple[str | None, str]:
