@@ -117,6 +117,16 @@ def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
+#: The config's tables keyed by plugin name, and what each entry is: their keys are shown once, for any entry.
+PLUGIN_TABLES = {"workloads": "workload", "strategies": "strategy"}
+#: Keys whose schema lists one plugin's names: (type, description) as the table shows them.
+PLUGIN_SPECIFIC = {
+    "workloads.<workload>.sweep.base": ("string", "the declared shape the derived shapes start from"),
+    "workloads.<workload>.sweep.param": ("string", "the workload parameter the sweep sets to each value"),
+    "workloads.<workload>.sweep.values": ("array", "the values of that parameter, one derived shape each"),
+}
+
+
 def _config_rows(schema: dict[str, Any]) -> list[list[str]]:
     defs = schema.get("$defs", {})
     rows: list[list[str]] = []
@@ -125,16 +135,19 @@ def _config_rows(schema: dict[str, Any]) -> list[list[str]]:
         for key, raw in props.items():
             node = _resolve(raw, defs)
             path = f"{prefix}{key}"
-            if path == "workloads" or path == "strategies":
+            if path in PLUGIN_TABLES:
                 entries = node.get("properties", {})
-                what = path[:-1]
+                what = PLUGIN_TABLES[path]
                 rows.append([f"`{path}`", "object", "", node.get("description", "") + f" (one entry per {what})"])
                 if entries:
                     walk(next(iter(entries.values())).get("properties", {}), f"{path}.<{what}>.")
                 continue
             default = json.dumps(node["default"]) if "default" in node else ""
             description = " ".join(str(node.get("description", "")).split())
-            rows.append([f"`{path}`", _type_of(node), default, description])
+            kind = _type_of(node)
+            if path in PLUGIN_SPECIFIC:  # its allowed values are one plugin's: say what they are instead
+                kind, description = PLUGIN_SPECIFIC[path]
+            rows.append([f"`{path}`", kind, default, description])
             sub = node.get("properties")
             if isinstance(sub, dict) and sub and not node.get("x-what", "").endswith(("parameter", "option")):
                 walk(sub, f"{path}.")
