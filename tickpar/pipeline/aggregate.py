@@ -43,9 +43,8 @@ the resampled means is taken; the interval is the central ``confidence`` share
 of those ratios.  The resampling has two levels, as the values do: the rounds
 (each a fresh process) with replacement, then the values within each chosen
 round (:attr:`UsableValues.rounds`).  A process's values share its speed, and that
-varies from process to process: on the 2-core VM, a quarter to a half of the
-processes ran the same sequential phold loop 25-70% slower, on every value, with
-any core, hash seed or address layout.  Resampling values alone would treat one
+varies from process to process, on every value
+(docs/measurements/2026-12-04-timing-rules.md).  Resampling values alone would treat one
 slow process's three values as three independent draws and give an interval too
 narrow to judge a bound with.  It covers measurement noise only, not seed-to-seed
 variation (each seed is its own row).  ``overhead_us_per_event`` is ``(T - T_seq) / events``:
