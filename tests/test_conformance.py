@@ -87,6 +87,8 @@ def test_quantum_beyond_the_lookahead(workload: str, order: str) -> None:
     verdict, outcome = check_cell(cell)
     kept = promise.kept(verdict.kind)
     assert kept if kept is not None else verdict.kind not in {"crash", "timeout"}, verdict.reason
+    if verdict.kind == "causality" and "recorded_operations" in cell.spec.traits():
+        return  # a replay cannot compute other values: the reordering fails gem5's assertion instead
     assert verdict.errors is not None and outcome.stats["late_events"] > 0
 
 

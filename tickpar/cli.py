@@ -58,6 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="run one cell and print a summary")
     _add_cell_arguments(p_run)
     p_run.add_argument("--trace", action="store_true", help="keep full per-component traces in the record")
+    p_run.add_argument(
+        "--emit-gem5-trace",
+        metavar="FILE",
+        help="also write the run (sequential, Python engine) as a gem5 event trace to FILE (.gz: compressed)",
+    )
+    p_run.add_argument(
+        "--trace-format",
+        choices=("event", "insert-log"),
+        default="event",
+        help="the emitted trace's format: gem5's stock Event trace (default) or the insert log",
+    )
     p_check = sub.add_parser("check", help="run the golden sequential run and the strategy; print the verdict")
     _add_cell_arguments(p_check)
     p_check.add_argument("--golden", help="reuse this golden record (written by `tickpar golden`)")
@@ -71,6 +82,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_cell_arguments(p_time)
     _add_time_arguments(p_time)
     _add_bounds_arguments(sub.add_parser("bounds", help="ideal speedups from the event DAG of a sequential run"))
+    p_prof = sub.add_parser("trace-profile", help="the parallelism profile of one gem5 run, from its event trace")
+    p_prof.add_argument("trace", metavar="TRACE", help="a gem5 event trace (stock Event trace or insert log; .gz too)")
+    p_prof.add_argument("--format", default="auto", help="auto (default), event or insert-log")
+    p_prof.add_argument("--components", metavar="FILE", help="a mapping file, 'REGEX -> COMPONENT' per line")
+    p_prof.add_argument("--events", type=int, default=0, help="profile the whole ticks before the (N+1)-th event")
+    p_prof.add_argument("--json", metavar="OUT", help="write the profile as JSON to OUT (atomically)")
     p_cal = sub.add_parser("calibrate", help="measure the native engine's primitive costs (the cxx preset's figures)")
     p_cal.add_argument("--out", help="write the JSON to FILE (default: print it)")
     p_cal.add_argument("--budget", type=float, default=1.0, help="seconds per measurement, roughly (default 1)")
@@ -143,6 +160,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     _check_timeout(args)
     cell = _cell_from_args(args, trace=args.trace)
+    if args.emit_gem5_trace:
+        _emit(cell, args.emit_gem5_trace, args.trace_format)
     outcome = execute_isolated(cell, args.timeout) if args.timeout else execute(cell)
     record = make_record(cell, outcome)
     if args.trace and outcome.record.traces is not None:
@@ -153,6 +172,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.record.failure is not None:
         print(f"failed: {outcome.record.failure['kind']}: {outcome.record.failure['message']}")
         return EXIT_VERDICT
+    return EXIT_OK
+
+
+def _emit(cell: Any, path: str, fmt: str) -> None:
+    """Write ``cell``'s sequential run as a gem5 trace (``tickpar run --emit-gem5-trace``)."""
+    from tickpar.gem5.emit import emit_trace
+
+    if cell.engine != "python":
+        raise CLIError("--emit-gem5-trace records the Python engine's run: drop --engine native")
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise CLIError(f"--emit-gem5-trace {path}: no such directory {parent}")
+    lines, mapping = emit_trace(cell.spec, path, fmt)
+    extra = f"; components mapping {mapping} (pass it as components=)" if mapping else ""
+    print(f"gem5 trace ({fmt}): {lines:,} lines -> {path}{extra}")
+
+
+def cmd_trace_profile(args: argparse.Namespace) -> int:
+    from tickpar.gem5 import FORMATS, TraceError, import_trace
+    from tickpar.gem5.profile import summary_lines, trace_profile
+    from tickpar.runner import write_json_atomic
+
+    if args.format not in FORMATS:
+        raise CLIError(f"--format {args.format!r} is not allowed: one of {', '.join(FORMATS)}")
+    if args.events < 0:
+        raise CLIError(f"--events {args.events} is not allowed: an int >= 0 (0: all)")
+    try:
+        trace = import_trace(args.trace, args.format, args.components, args.events)
+        profile = trace_profile(trace)
+    except (TraceError, ValueError, OSError) as exc:
+        raise CLIError(str(exc)) from None
+    for line in summary_lines(profile):
+        print(line)
+    if args.json:
+        write_json_atomic(args.json, profile)
+        print(f"profile -> {args.json}")
     return EXIT_OK
 
 
@@ -366,6 +421,7 @@ _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "time": cmd_time,
     "bounds": cmd_bounds,
     "calibrate": cmd_calibrate,
+    "trace-profile": cmd_trace_profile,
 }
 
 

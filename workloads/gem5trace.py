@@ -6,7 +6,9 @@ objects, occurrences and operations (its docstring lists every rule for what the
 print); :mod:`tickpar.gem5.model` replays them: each occurrence re-issues the operations gem5
 made, at the ticks gem5 made them, with ``work_us`` of synthetic work.  Components are gem5's
 SimObjects, from the event names (:mod:`tickpar.gem5.names`) or a ``components`` mapping file.
-``events`` replays the whole ticks before the (N+1)-th event (0: all).
+``events`` replays the whole ticks before the (N+1)-th event (0: all).  With no ``trace``, the
+workload replays a small example that ships with tickpar: a 2-core ``multicore`` run that tickpar
+emitted in gem5's stock format (so the conformance suite covers this workload too).
 
 The footprint of an occurrence (its own component plus the components whose events it moves)
 is inferred: a lower bound of the true one.  The traits are the trace's own (zero-delay direct
@@ -18,7 +20,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from tickpar.gem5 import ReplayPlan, TraceError, import_trace, replay_plan, trace_key
+from tickpar.gem5 import (
+    EXAMPLE_COMPONENTS,
+    EXAMPLE_TRACE,
+    ReplayPlan,
+    TraceError,
+    import_trace,
+    replay_plan,
+    trace_key,
+)
 from tickpar.gem5.lines import FORMATS
 from tickpar.gem5.model import build_replay_model
 from tickpar.kernel.model import Model
@@ -35,7 +45,7 @@ def plan_for(params: dict[str, Any]) -> ReplayPlan:
     """The (cached) replay plan of a resolved params dict; bad input is a one-line ParamError."""
     path, fmt, components, events = params["trace"], params["format"], params["components"], params["events"]
     if not path:
-        raise ParamError("workload gem5trace needs parameter trace=<path of a gem5 event trace (.txt or .gz)>")
+        path, components = str(EXAMPLE_TRACE), components or str(EXAMPLE_COMPONENTS)
     try:
         key = trace_key(path, fmt, components, events)
         return _plan(key, path, fmt, components or None, events)
@@ -49,7 +59,7 @@ class Gem5Trace(Workload):
     name = "gem5trace"
     summary = "replay a gem5 run from its event trace (stock Event trace or insert log)"
     params = {
-        "trace": Param(str, "", "path of the gem5 event trace (.txt or .gz)"),
+        "trace": Param(str, "", "path of the gem5 event trace, .txt or .gz (empty: a bundled 2-core example)"),
         "format": Param(str, "auto", "trace format", choices=FORMATS),
         "components": Param(str, "", "mapping file, 'REGEX -> COMPONENT' per line (empty: gem5's names)"),
         "events": Param(int, 0, "replay the whole ticks before the (N+1)-th event (0: all)", min=0, max=10**9),

@@ -10,8 +10,25 @@
 * :mod:`tickpar.gem5.emit`: write a run of the Python engine as a gem5 trace (ground truth for the importer).
 """
 
+from pathlib import Path
+
 from tickpar.gem5.importer import ImportedTrace, import_trace, trace_key
 from tickpar.gem5.lines import FORMATS, TraceError
 from tickpar.gem5.replay import ReplayPlan, replay_plan
 
-__all__ = ["FORMATS", "ImportedTrace", "ReplayPlan", "TraceError", "import_trace", "replay_plan", "trace_key"]
+#: A small example trace that ships with tickpar: a 2-core ``multicore`` run that tickpar emitted in
+#: gem5's stock format, and its components mapping (the ``gem5trace`` workload's default).
+EXAMPLE_TRACE = Path(__file__).parent / "data" / "multicore-2core.event.txt.gz"
+EXAMPLE_COMPONENTS = EXAMPLE_TRACE.with_name(EXAMPLE_TRACE.name + ".components")
+
+__all__ = [
+    "EXAMPLE_COMPONENTS",
+    "EXAMPLE_TRACE",
+    "FORMATS",
+    "ImportedTrace",
+    "ReplayPlan",
+    "TraceError",
+    "import_trace",
+    "replay_plan",
+    "trace_key",
+]

@@ -190,7 +190,9 @@ class _Importer:
         self.comp_ids: dict[str, int] = {}
         self.obj_ids: dict[tuple[str, int], int] = {}
         self.by_ptr: dict[str, dict[int, int]] = {}  # address -> {name id: object}
-        self.order: list[int] = []  # occurrences in execution order
+        self.inserter: list[int] = []  # per instance: the occurrence that made its last insertion (-1: none)
+        self.last_pos: list[float] = []  # per occurrence: the position of its last line
+        self.tick_start = 0.0  # the position of the current tick's first line
         self.live: dict[int, int] = {}  # object -> its latest instance
         self.heap: list[tuple[int, float, int]] = []  # pending (when, -insert position, instance)
         self.ins_pos: list[float] = []  # per instance: position of its last insertion
@@ -238,11 +240,12 @@ class _Importer:
         t.inst_occ.append(-1)
         t.inst_level.append(LAST_LEVEL)
         self.ins_pos.append(self.pos)
+        self.inserter.append(self.current)
         self.live[obj] = inst
         heapq.heappush(self.heap, (when, -self.pos, inst))
         return inst
 
-    def run_instance(self, inst: int, tick: int, served: float, before_current: bool = False) -> int:
+    def run_instance(self, inst: int, tick: int, served: float) -> int:
         t = self.t
         occ = len(t.occ_inst)
         t.occ_inst.append(inst)
@@ -250,13 +253,10 @@ class _Importer:
         t.inst_state[inst] = RAN
         t.inst_occ[inst] = occ
         self.served_pos.append(served)
+        self.last_pos.append(served)
         self.force_up.append(False)
-        if before_current:
-            self.order.insert(len(self.order) - 1, occ)
-        else:
-            self.order.append(occ)
-        if self.limit_events and self.cutoff is None and len(self.order) > self.limit_events:
-            self.cutoff = t.occ_tick[self.order[self.limit_events]]
+        if self.limit_events and self.cutoff is None and occ >= self.limit_events:
+            self.cutoff = max(tick, self.cur)
         return occ
 
     def add_op(self, kind: int, inst: int, tick: int, when: int, parented: bool) -> None:
@@ -271,6 +271,8 @@ class _Importer:
             self.t.rules["no_parent"] += 1
         if kind != SCHEDULE and ctx >= 0 and t.inst_when[inst] == t.occ_tick[ctx] and t.inst_state[inst] == PENDING:
             self.force_up[ctx] = True
+        if ctx >= 0:
+            self.last_pos[ctx] = self.pos
         t.op_occ.append(ctx)
         t.op_kind.append(kind)
         t.op_inst.append(inst)
@@ -292,6 +294,7 @@ class _Importer:
         if tick > self.cur:
             self.flush(tick)
             self.cur = tick
+            self.tick_start = self.pos
             self.current_parent = None
             self.self_reinserted = False
 
@@ -303,9 +306,19 @@ class _Importer:
             when, neg_pos, inst = heapq.heappop(heap)
             if t.inst_state[inst] != PENDING or t.inst_when[inst] != when or self.ins_pos[inst] != -neg_pos:
                 continue  # moved or done since: a stale heap entry
-            self.pos += 0.001
-            self.run_instance(inst, when, self.pos)
+            self.run_instance(inst, when, self.silent_served(inst, when))
             t.rules["ran_silently"] += 1
+
+    def silent_served(self, inst: int, when: int) -> float:
+        """Where a silent instance ran in its tick: first if pending when the tick began (latest-inserted
+        first, by the sort), else right after the occurrence that inserted it."""
+        if when != self.cur:
+            return self.pos  # a tick with no line: only silent events, in LIFO order
+        ins = self.ins_pos[inst]
+        if ins < self.tick_start:
+            return self.tick_start - 0.5
+        by = self.inserter[inst]
+        return (self.last_pos[by] if by >= 0 else ins) + 0.5
 
     # -- lines ------------------------------------------------------------------------------------------
     def start(self, ptr: str, name: str, tick: int) -> None:
@@ -348,12 +361,13 @@ class _Importer:
         if inst >= 0 and t.inst_when[inst] == tick and self.current >= 0 and t.format == "insert-log":
             # pending at this very tick and inserted again: it ran, just before the current occurrence
             t.rules["ran_silently"] += 1
-            self.run_instance(inst, tick, self.served_pos[self.current] - 0.5, before_current=True)
+            self.run_instance(inst, tick, self.served_pos[self.current] - 0.5)
             inst = -1
         if inst >= 0:
             self.add_op(RESCHEDULE, inst, tick, when, parented)
             t.inst_when[inst] = when
             self.ins_pos[inst] = self.pos
+            self.inserter[inst] = self.current
             heapq.heappush(self.heap, (when, -self.pos, inst))
             t.rules["reschedule"] += 1
         else:
@@ -380,7 +394,8 @@ class _Importer:
                 t.rules["cancelled"] += 1
             else:
                 t.rules["ran_silently"] += 1
-                self.run_instance(inst, tick, self.pos - 0.5, before_current=self.current >= 0)
+                served = self.served_pos[self.current] - 0.5 if self.current >= 0 else self.pos - 0.5
+                self.run_instance(inst, tick, served)
 
     def line(self, line: TraceLine) -> None:
         self.pos += 1.0
@@ -415,7 +430,11 @@ class _Importer:
         if t.end_tick != last:
             t.rules["last_tick"] += 1
         t.first_tick = min(t.occ_tick) if t.occ_tick else 0
-        occs = [k for k in self.order if t.occ_tick[k] <= t.end_tick]
+        ins, served = self.ins_pos, self.served_pos
+        occs = sorted(
+            (k for k, tick in enumerate(t.occ_tick) if tick <= t.end_tick),
+            key=lambda k: (t.occ_tick[k], served[k], -ins[t.occ_inst[k]]),
+        )
         self.renumber(occs)
         self.assign_levels()
         return t

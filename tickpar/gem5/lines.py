@@ -182,9 +182,7 @@ def read_trace(path: str | Path, fmt: str = "auto", reader: TraceReader | None =
                         continue
                     expected = "'<tick>: <name>: <description> <instance> <action> @ <when>'"
                     raise _bad(p, lineno, f"not an Event line: expected {expected}, got {line[:80]!r}")
-                out = TraceLine(
-                    lineno, int(m["tick"]), m["action"], m["inst"], m["name"], int(m["when"])
-                )
+                out = TraceLine(lineno, int(m["tick"]), m["action"], m["inst"], m["name"], int(m["when"]))
             info.events += 1
             yield out
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:

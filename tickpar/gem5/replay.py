@@ -59,7 +59,7 @@ class ReplayPlan:
     def traits(self) -> frozenset[str]:
         """The workload traits this trace truly has (see :data:`tickpar.plugins.traits.TRAITS`)."""
         t = self.trace
-        out: set[str] = set()
+        out: set[str] = {"recorded_operations"}
         if self.direct:
             out.add("direct_calls")
         names_of: dict[int, set[int]] = {}

@@ -90,6 +90,8 @@ class RecordedDag:
     occ_ops: list[list[tuple[int, int, int, int, int]]] = field(default_factory=list)  # per occurrence
     occ_touch: list[list[tuple[int, int]]] = field(default_factory=list)
     occ_work: list[float] = field(default_factory=list)
+    occ_tick: list[int] = field(default_factory=list)  # per occurrence: its tick (run order)
+    occ_obj: list[int] = field(default_factory=list)  # per occurrence: its object
     end_tick: int | None = None
     events: int = 0
     wall_s: float = 0.0
@@ -278,6 +280,8 @@ def record(spec: RunSpec) -> RecordedDag:
             raise ValueError(f"event {event.name} ran without being scheduled through the model")
         k = len(rec.occ_ops)
         rec.occs[obj].append(k)
+        rec.occ_tick.append(int(event.when))
+        rec.occ_obj.append(obj)
         ops: list[tuple[int, int, int, int, int]] = []
         rec.occ_ops.append(ops)
         queue.current = ops

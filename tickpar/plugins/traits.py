@@ -24,6 +24,9 @@ TRAITS: dict[str, str] = {
     "event_name=), so a lock per event name is not a lock per component",
     "many_events_per_tick": "events of several components share (tick, priority) bins all through the run",
     "zero_latency_links": "some link has latency 0 (a message arrives at the tick it was sent)",
+    "recorded_operations": "handlers re-issue operations recorded from another run (a gem5 trace replay) instead of "
+    "deciding them: a run that reorders events may fail a gem5 assertion (a schedule of an event already "
+    "scheduled) where a model would have computed other values",
     "long_run": f"at least {LONG_RUN_EVENTS} events per component on average, with two or more pending at "
     "once: a failure window that any handler can open is hit in practically every run (what lets a strategy "
     "promise 'not exact')",
