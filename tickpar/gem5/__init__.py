@@ -1,4 +1,4 @@
-"""gem5 event traces: read them, rebuild the run they record, replay it, and profile its parallelism.
+"""Layer ``gem5``: gem5 event traces: read them, rebuild the run they record, replay it, profile it.
 
 * :mod:`tickpar.gem5.lines`: the two trace formats, streamed (the stock ``Event`` trace, the insert log);
 * :mod:`tickpar.gem5.names`: which component (SimObject) an event belongs to;
@@ -8,6 +8,8 @@
   ``gem5trace`` workload;
 * :mod:`tickpar.gem5.profile`: ``tickpar trace-profile``;
 * :mod:`tickpar.gem5.emit`: write a run of the Python engine as a gem5 trace (ground truth for the importer).
+
+May import: ``tickpar.perf`` (the bounds) and every layer below it.
 """
 
 from pathlib import Path
