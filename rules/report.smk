@@ -1,7 +1,14 @@
-# summary.csv + prediction.csv (+ the engine benchmark's record) -> captioned figures, findings and environment
-# pages, and results/report.pdf
+# summary.csv + prediction.csv (+ the engine benchmark's record) -> the answer page (first in the PDF and, as
+# category "Answer", in the HTML report), captioned figures, findings, environment, the timing appendix (last:
+# category "Timing diagnostics (appendix)"), results/answer.csv and results/report.pdf
 # (tickpar/report/render.py, its pages in tickpar.report.render.PAGES).
-# The HTML report is Snakemake's: snakemake --report results/report.html
+# The HTML report is Snakemake's: snakemake --report results/report.html (categories sort by name).
+
+REPORT_OUTPUTS.update(
+    answer="results/report/answer.html",
+    appendix="results/report/appendix.html",
+    answer_csv="results/answer.csv",
+)
 
 
 rule report_files:
@@ -11,6 +18,24 @@ rule report_files:
         failures=FAILURE_OUTPUTS,  # rules/failures.smk: their pages go into the PDF too
         engine=ENGINE_BENCH_OUTPUTS,  # rules/engine.smk: the environment page's engine table (none when off)
     output:
+        answer=report(
+            REPORT_OUTPUTS["answer"],
+            caption="../report/answer.rst",
+            category="Answer",
+            labels={"page": "answer"},
+        ),
+        answer_csv=report(
+            REPORT_OUTPUTS["answer_csv"],
+            caption="../report/answer_csv.rst",
+            category="Answer",
+            labels={"page": "answer.csv"},
+        ),
+        appendix=report(
+            REPORT_OUTPUTS["appendix"],
+            caption="../report/appendix.rst",
+            category="Timing diagnostics (appendix)",
+            labels={"page": "appendix"},
+        ),
         speedup=report(
             REPORT_OUTPUTS["speedup"],
             caption="../report/speedup.rst",

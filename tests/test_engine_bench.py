@@ -1,4 +1,5 @@
-"""tickpar.report.engine_bench: the engine benchmark's record on the environment page, its goals, its failures."""
+"""tickpar.report.engine_bench: the engine benchmark's record on the environment page and its failures; the project's
+own speed goals, judged by bench/goals.py and never on a report page."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from tickpar.report import engine_bench
+from tickpar.report import engine_bench, environment
 from tickpar.report import render as report
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import goals  # bench/goals.py: a script directory, not a package
 
 
 def _ratio(mid: float, lo: float, hi: float) -> dict[str, float]:
@@ -64,8 +68,7 @@ def _texts(figs: list[plt.Figure]) -> str:
 
 def _page(record: dict[str, Any] | None, rows: int = 3) -> str:
     env = [(f"key{i}", f"value{i}") for i in range(rows)]
-    data = report.ReportData(pd.DataFrame(), pd.DataFrame(), "work_us", [], env, "", record)
-    figs = report._page_environment(data)
+    figs = environment.pdf_pages(env, record)
     try:
         return _texts(figs)
     finally:
@@ -75,13 +78,13 @@ def _page(record: dict[str, Any] | None, rows: int = 3) -> str:
 
 def test_goals_are_judged_from_the_intervals() -> None:
     """met: the whole interval at or above the goal; not met: all below; undecided: it spans the goal."""
-    verdicts = {r.goal: r.verdict for r in engine_bench.judge(_record())}
-    pure, compiled_simpy, compiled_heapq = engine_bench.GOALS
+    verdicts = {r.goal: r.verdict for r in goals.judge(_record())}
+    pure, compiled_simpy, compiled_heapq = goals.GOALS
     assert (pure.kernel, pure.peer, pure.at_least) == ("pure", "simpy_callbacks", 1.0)
     assert verdicts == {pure: "met", compiled_simpy: "undecided", compiled_heapq: "not met"}
     slower = _record()
     slower["implementations"]["tickpar_sequential"]["ratios"]["simpy_callbacks"] = _ratio(0.9, 0.85, 0.95)
-    assert engine_bench.judge(slower)[0].verdict == "not met"
+    assert goals.judge(slower)[0].verdict == "not met"
 
 
 def test_a_goal_without_its_kernel_or_peer_is_not_judged() -> None:
@@ -90,25 +93,38 @@ def test_a_goal_without_its_kernel_or_peer_is_not_judged() -> None:
     del record["implementations"]["heapq_bare"]
     for entry in record["implementations"].values():
         del entry["ratios"]["heapq_bare"]
-    results = engine_bench.judge(record)
+    results = goals.judge(record)
     assert [r.verdict for r in results] == ["met", "not judged", "not judged"]
     assert "tickpar_compiled: no compiled kernel" in results[1].line()
     # an in-process tickpar on a compiled kernel stands for the compiled build
     record["implementations"]["tickpar_sequential"]["kernel"] = "compiled"
-    results = engine_bench.judge(record)
+    results = goals.judge(record)
     assert results[0].verdict == "not judged" and results[1].impl == "tickpar_sequential"
 
 
-def test_environment_page_draws_the_table_and_the_goals() -> None:
+def test_environment_page_draws_the_table_and_no_goals() -> None:
+    """The report shows the benchmark's table with its ratios; it judges none of the project's own goals."""
     text = _page(_record())
     for expected in (
         "Environment", "key2", "value2", "Engine benchmark", "implementation", "tickpar_sequential",
-        "230,000 [220,000, 240,000]", "1.150 [1.100, 1.200]", "compiled",
-        "goal pure tickpar >= 1x simpy_callbacks: met (tickpar_sequential: 1.150 [1.100, 1.200])",
-        "goal compiled tickpar >= 1.5x simpy_callbacks: undecided",
-        "goal compiled tickpar >= 0.5x heapq_bare: not met", "skipped: salabim: salabim does not import",
+        "230,000 [220,000, 240,000]", "1.150 [1.100, 1.200]", "compiled", "skipped: salabim: salabim does not import",
     ):  # fmt: skip
         assert expected in text, expected
+    assert "goal" not in text.lower()
+    assert "goal" not in engine_bench.engine_html(_record()).lower()
+
+
+def test_bench_goals_judge_the_record_and_print_the_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = goals.goal_lines(_record())
+    assert lines[:3] == [
+        "goal pure tickpar >= 1x simpy_callbacks: met (tickpar_sequential: 1.150 [1.100, 1.200])",
+        "goal compiled tickpar >= 1.5x simpy_callbacks: undecided (tickpar_compiled: 1.400 [1.200, 1.600])",
+        "goal compiled tickpar >= 0.5x heapq_bare: not met (tickpar_compiled: 0.350 [0.300, 0.400])",
+    ]
+    path = tmp_path / "engine.json"
+    path.write_text(json.dumps(_record()))
+    assert goals.main([str(path)]) == 0 and "goal pure tickpar >= 1x simpy_callbacks: met" in capsys.readouterr().out
+    assert goals.main([str(tmp_path / "none.json")]) == 2
 
 
 def test_environment_page_says_what_failed() -> None:
@@ -122,8 +138,7 @@ def test_environment_page_says_what_failed() -> None:
 
 
 def test_a_long_environment_table_moves_the_engine_benchmark_to_a_page_of_its_own() -> None:
-    data = report.ReportData(pd.DataFrame(), pd.DataFrame(), "work_us", [], [("k", "v")] * 50, "", _record())
-    figs = report._page_environment(data)
+    figs = environment.pdf_pages([("k", "v")] * 50, _record())
     assert len(figs) == 2 and "tickpar_sequential" in _texts(figs[1:]) and "tickpar_sequential" not in _texts(figs[:1])
     for fig in figs:
         plt.close(fig)
@@ -143,7 +158,7 @@ def test_render_puts_the_record_on_the_environment_pages(tmp_path: Path, monkeyp
     monkeypatch.setattr(report, "PAGES", [p for p in report.PAGES if p.name == "environment"])
     record_path = tmp_path / "engine.json"
     for content, expected in (
-        (json.dumps(_record()), "goal pure tickpar &gt;= 1x simpy_callbacks: met"),
+        (json.dumps(_record()), "<td>1.150 [1.100, 1.200]</td>"),
         ("{not json", "Engine benchmark failed: "),
     ):
         record_path.write_text(content)

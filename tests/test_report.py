@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tickpar.report import render as report
+from tickpar.report.appendix import diagnostics
 from tickpar.report.speed import (
     breakeven_points,
     counted,
@@ -16,6 +17,7 @@ from tickpar.report.speed import (
     retime_finding,
     speed_findings,
     speedup_table,
+    uncounted_finding,
 )
 
 
@@ -65,9 +67,10 @@ def test_only_exact_uncontended_timed_runs_count() -> None:
     df.loc[df.index[2], "contended"] = True
     assert len(counted(df)) == len(df) - 2
     assert len(counted(df.drop(columns=["timed_exact", "contended"]))) == len(df)  # the columns may be absent
-    text = " ".join(speed_findings(df, pd.DataFrame()))
+    text = uncounted_finding(df) or ""  # a timing diagnostic: the appendix says it, not the findings
     assert "2 of 12 timed parallel cells do not count" in text
     assert "1 with a timed run that was not exact" in text and "1 timed under contention" in text
+    assert text not in speed_findings(df, pd.DataFrame()) and uncounted_finding(_summary()) is None
 
 
 def test_findings_and_table_say_how_many_rounds_were_retimed_and_why() -> None:
@@ -82,7 +85,7 @@ def test_findings_and_table_say_how_many_rounds_were_retimed_and_why() -> None:
     assert line.startswith("Timing: 3 contended round(s) of 2 cell(s) were re-timed")
     assert "sequential on phold/fine: round 0: CPU available 0.84 before it (< 0.90)" in line
     assert "1 timed cell(s) still had every round contended" in line
-    assert line in speed_findings(df, pd.DataFrame())
+    assert line not in speed_findings(df, pd.DataFrame()) and line in diagnostics(df)  # the appendix's
     table = speedup_table(df)
     assert table.loc[(table["label"] == "sequential") & (table["where"] == "phold/fine"), "re-timed"].item() == 2
 
@@ -130,7 +133,7 @@ def test_render_writes_every_registered_page_and_a_new_page_is_one_entry(
         ax.plot([1, 2], [len(data.df), len(data.prediction)])
         return fig
 
-    assert report.PDF_PAGES[:2] == ("findings", "environment") and "scaling" in report.FIGURES
+    assert report.PDF_PAGES[:3] == ("answer", "findings", "environment") and "scaling" in report.FIGURES
     kept = [p for p in report.PAGES if p.name in ("findings", "scaling", "speedup table")]  # a fast subset
     monkeypatch.setattr(report, "PAGES", [*kept, report.Page("extra", extra_page)])
     names = [p.name for p in report.PAGES]
@@ -159,7 +162,7 @@ def test_a_measured_speedup_above_its_bound_is_a_listed_defect() -> None:
     bad = bound_defects(df)
     assert list(bad["label"]) == ["tick-barrier/component", "conservative/w"]
     assert bad["achieved"].tolist() == pytest.approx([1.2, 1.9])
-    text = "\n".join(speed_findings(df, pd.DataFrame()))
+    text = "\n".join(diagnostics(df))  # the appendix lists the defects
     assert "DEFECT: 2 counted cell(s) measured above their bound" in text
     assert "1.20x against 1.00x" in text and "1.90x against 1.80x" in text
     df.loc[two, "contended"] = True  # a point that does not count is not a defect of the bound
@@ -189,8 +192,9 @@ def test_scaling_lines_name_their_validation_error_and_range() -> None:
     assert (low, top, kind) == (2, 2, "sweep") and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
     assert validation(pred[pred["preset"] == "cxx"].assign(measured_speedup=None, rel_error=None)) is None
     fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert f"model: sweep err {err:.0%}, P 2-2" in texts
+    texts = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert f"tick-barrier/component here model: sweep err {err:.0%}, P 2-2" in texts
+    assert not [t for ax in fig.axes for t in ax.texts]  # no label drawn on the plot, where labels collided
     plt.close(fig)
     # A fitted point is no validation; a line measured only on a held-out shape says so.
     fitted = here.assign(validation=["fit", "sweep", "none", "none"][: len(here)])

@@ -12,7 +12,7 @@ tags), workers, seed, order, work, ``interpreter``: ``default`` or ``freethreade
 and ``gil``: ``enabled`` or ``disabled``, as the cell's own process found it), every workload
 parameter (``param_*``) and strategy option (``opt_*``), the verdict with the
 strategy's own promise (``expected_verdict``: its label, one verdict, ``not exact`` or
-``one of ...``; ``as_expected``: whether the verdict keeps it), the timing
+``one of ...``; ``as_expected``: whether the verdict keeps it; ``promise_because``: its one-line why), the timing
 (``time_mean_s``, ``time_stdev_s`` ... from the pyperf values, ``time_loop_mean_s``
 and ``time_loop_median_s`` from the loop times, ``loop_source``: ``stat`` when the
 strategy reported its own ``loop_s``, ``run`` when it is the in-process run),
@@ -143,6 +143,7 @@ def cell_row(
     row["expected_verdict"] = expected
     promise = (check or {}).get("promise") or {}  # tickpar check: the promise and the traits it rests on
     row["promise_trait"] = ("+".join(promise.get("traits") or []) or "contract") if expected else None
+    row["promise_because"] = _short(promise.get("because"), 200) or None  # the promise's one-line why
     verdict = (check or {}).get("verdict") or {}
     kind = verdict.get("kind") if check is not None else "missing"
     row["verdict"] = kind or "missing"

@@ -1,4 +1,4 @@
-"""The engine benchmark on the report's environment page: tickpar against its peers, and the speed goals.
+"""The engine benchmark on the report's environment page: tickpar against its peers.
 
 ``bench/engine.py --interleave ROUNDS --json FILE`` runs tickpar's ``sequential`` strategy (the pure
 kernel, and the compiled one where it was built), SimPy, desimpy, salabim and a bare heapq loop on
@@ -20,9 +20,8 @@ and goes cancels).  The pipeline's ``engine_bench`` rule (rules/engine.smk) runs
 machine through :func:`main_snakemake`, which writes a ``status: failed`` record when the run
 crashes, times out or leaves no record, so the report always builds and says what failed.
 
-The goals (:data:`GOALS`, issue #19) are judged from the record, never written in: a goal is *met*
-when the whole interval of the ratio is at or above it, *not met* when all of it is below, and
-*undecided* when the interval spans it.
+The report shows the table and its ratios only; the project's own speed goals are judged from the same
+record by ``bench/goals.py`` (``bench/engine.py`` prints them), never on a report page.
 
 May import: ``tickpar.pipeline`` and every layer below it (here: ``tickpar.host``).
 """
@@ -37,21 +36,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "FORMAT",
-    "GOALS",
     "KIND",
     "PEERS",
     "REFERENCE",
-    "Goal",
-    "GoalResult",
     "engine_html",
     "failure_record",
-    "judge",
     "load",
     "main",
     "main_snakemake",
@@ -65,50 +59,12 @@ KIND = "tickpar-engine-bench"
 FORMAT = 1
 #: The implementation every ratio on the page is taken over.
 REFERENCE = "simpy_callbacks"
-#: The implementations the record keeps per-round ratios against (the goals' peers).
+#: The implementations the record keeps per-round ratios against.
 PEERS = ("simpy_callbacks", "heapq_bare")
 #: Which implementation stands for a kernel build, in order of preference (its record's ``kernel``
 #: must say that build: an in-process tickpar_sequential is compiled where the venv's kernel is).
 KERNEL_IMPLS = {"pure": ("tickpar_sequential",), "compiled": ("tickpar_compiled", "tickpar_sequential")}
 TABLE_COLUMNS = ("implementation", "kernel", "events/s median [95% interval]", f"÷ {REFERENCE} [95% interval]")
-
-
-@dataclass(frozen=True)
-class Goal:
-    """tickpar with kernel ``kernel`` runs at least ``at_least`` x ``peer``'s events/s."""
-
-    kernel: str
-    peer: str
-    at_least: float
-
-    def describe(self) -> str:
-        return f"{self.kernel} tickpar >= {self.at_least:g}x {self.peer}"
-
-
-#: Issue #19 ("Kernel speed"): the pure kernel at SimPy's callback loop; the compiled one well past it
-#: and at half a bare heapq loop.
-GOALS: tuple[Goal, ...] = (
-    Goal("pure", "simpy_callbacks", 1.0),
-    Goal("compiled", "simpy_callbacks", 1.5),
-    Goal("compiled", "heapq_bare", 0.5),
-)
-
-
-@dataclass(frozen=True)
-class GoalResult:
-    goal: Goal
-    verdict: str
-    """``met``, ``not met``, ``undecided`` (the interval spans the goal) or ``not judged``."""
-    impl: str | None = None
-    ratio: Mapping[str, float] | None = None
-    why: str = ""
-
-    def line(self) -> str:
-        head = f"goal {self.goal.describe()}: "
-        if self.ratio is None:
-            return head + f"not judged ({self.why})"
-        r = self.ratio
-        return head + f"{self.verdict} ({self.impl}: {r['median']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}])"
 
 
 def median_interval(values: Sequence[float]) -> tuple[float, float, float]:
@@ -166,33 +122,6 @@ def table_rows(record: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def judge(record: Mapping[str, Any]) -> list[GoalResult]:
-    """Each of :data:`GOALS`, judged from the record's ratios and their intervals."""
-    impls = record.get("implementations") or {}
-    out = []
-    for goal in GOALS:
-        impl = next(
-            (n for n in KERNEL_IMPLS[goal.kernel] if n in impls and impls[n].get("kernel") == goal.kernel), None
-        )
-        if impl is None:
-            ran = ", ".join(f"{n} ({impls[n].get('kernel')})" for n in impls if impls[n].get("kernel")) or "none"
-            why = f"no {goal.kernel} kernel ran; tickpar implementations that ran: {ran}"
-            if goal.kernel == "compiled" and "tickpar_compiled" in (record.get("skipped") or {}):
-                why = f"tickpar_compiled: {record['skipped']['tickpar_compiled']}"
-            out.append(GoalResult(goal, "not judged", why=why))
-            continue
-        ratio = (impls[impl].get("ratios") or {}).get(goal.peer)
-        if not ratio or ratio.get("median") is None:
-            why = f"{goal.peer} did not run"
-            reason = (record.get("skipped") or {}).get(goal.peer) or (record.get("failed") or {}).get(goal.peer)
-            out.append(GoalResult(goal, "not judged", impl, why=f"{why}: {reason}" if reason else why))
-            continue
-        lo, hi = float(ratio["lo"]), float(ratio["hi"])
-        verdict = "met" if lo >= goal.at_least else "not met" if hi < goal.at_least else "undecided"
-        out.append(GoalResult(goal, verdict, impl, {k: float(ratio[k]) for k in ("median", "lo", "hi")}))
-    return out
-
-
 def notes(record: Mapping[str, Any]) -> list[str]:
     """What did not run and why: ``failed: ...`` for the whole run or an implementation, ``skipped: ...``."""
     lines = []
@@ -218,14 +147,12 @@ def _heading(record: Mapping[str, Any]) -> str:
 
 
 def page_lines(record: Mapping[str, Any] | None) -> list[str]:
-    """The text around the table: what ran, the goals and their verdicts, what failed or was skipped."""
+    """The text around the table: what ran, what failed or was skipped."""
     if record is None:
         return ["Engine benchmark: not run (no record: engine_bench.enabled is false, or none was given)."]
     if record.get("status") == "failed":
         return ["Engine benchmark " + notes(record)[0], *notes(record)[1:]]
-    goals = [r.line() for r in judge(record)]
-    rule = "met: the whole interval is at or above the goal; not met: all of it below; undecided: it spans it"
-    return [_heading(record), *goals, f"({rule})", *notes(record)]
+    return [_heading(record), *notes(record)]
 
 
 def engine_html(record: Mapping[str, Any] | None) -> str:

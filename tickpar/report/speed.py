@@ -42,6 +42,7 @@ __all__ = [
     "speed_findings",
     "speed_table",
     "speedup_table",
+    "uncounted_finding",
     "validation",
 ]
 
@@ -425,80 +426,91 @@ def _split_line(ax: plt.Axes, s: pd.DataFrame, column: str, top: int | None, **s
     ax.plot(beyond["workers"], beyond[column], alpha=0.35, **style)  # type: ignore[arg-type]
 
 
-def _model_line(ax: plt.Axes, s: pd.DataFrame, color: object, ls: str) -> None:
-    """One model line: solid over its validated P range, faint beyond (extrapolation), labelled at its end
-    with what it is (a model), its validation error, the kind of validation and the P range."""
+def _model_text(s: pd.DataFrame) -> tuple[str, int | None]:
+    """A model line's legend text (its validation error, the kind of validation and the P range) and top P."""
     checked = validation(s)
-    _split_line(ax, s, "predicted_speedup", checked[2] if checked else None, color=color, lw=1.4, ls=ls)
-    last = s.iloc[-1]
-    text = "model, not validated" if checked is None else (
-        f"model: {checked[3]} err {checked[0]:.0%}, P {checked[1]}-{checked[2]}"
-    )  # fmt: skip
-    ax.annotate(text, (last["workers"], last["predicted_speedup"]), fontsize=6,
-                color=color, xytext=(2, 0), textcoords="offset points", va="center")  # fmt: skip
+    if checked is None:
+        return "not validated", None
+    return f"{checked[3]} err {checked[0]:.0%}, P {checked[1]}-{checked[2]}", checked[2]
 
 
-def _bound_line(ax: plt.Axes, s: pd.DataFrame, color: object) -> None:
-    """The bound: full strength over the measured P (where it was checked), faint beyond, labelled with how many
-    measured points lie above it there (judged with their 95% intervals)."""
+def _bound_text(s: pd.DataFrame) -> tuple[str, int | None]:
+    """The bound line's legend text: how many measured points lie above it (judged with their 95% intervals)."""
     m = s[s["measured_speedup"].notna()]
-    top = int(m["workers"].max()) if not m.empty else None
-    _split_line(ax, s, "bound", top, color=color, lw=0.9, ls="-.")
     if m.empty:
-        return
+        return "bound", None
     above = int(m["above_bound"].astype("boolean").fillna(False).sum()) if "above_bound" in m.columns else 0
-    last = s.iloc[-1]
-    ax.annotate(f"bound: {above} above, P {int(m['workers'].min())}-{top}", (last["workers"], last["bound"]),
-                fontsize=6, color=color, xytext=(2, -6), textcoords="offset points", va="center")  # fmt: skip
+    top = int(m["workers"].max())
+    return f"bound: {above} above, P {int(m['workers'].min())}-{top}", top
+
+
+def _scaling_panel(ax: plt.Axes, sub: pd.DataFrame, palette: dict[str, object]) -> list[Line2D]:
+    """One panel's lines and points; returns its legend handles (one per line, naming what it is and its error)."""
+    handles: list[Line2D] = []
+    for (label, preset), s in sub.groupby(["label", "preset"], sort=False):
+        s = s.sort_values("workers")
+        color, ls = palette.get(label), "-" if preset == "here" else "--"
+        text, top = _model_text(s)
+        _split_line(ax, s, "predicted_speedup", top, color=color, lw=1.4, ls=ls)
+        handles.append(Line2D([], [], color=color, ls=ls, lw=1.4, label=f"{label} {preset} model: {text}"))
+        if preset != "here":
+            continue
+        if "bound" in s.columns and s["bound"].notna().any():
+            text, top = _bound_text(s)
+            _split_line(ax, s, "bound", top, color=color, lw=0.9, ls="-.")
+            handles.append(Line2D([], [], color=color, ls="-.", lw=0.9, label=f"{label} {text}"))
+        m = s[s["measured_speedup"].notna()]
+        ax.scatter(m["workers"], m["measured_speedup"], color=color, edgecolor="black", s=36, zorder=5)
+        if "bound" in m.columns:
+            over = m[m["above_bound"].astype("boolean").fillna(False).astype(bool)] if "above_bound" in m.columns \
+                else m[m["measured_speedup"] > m["bound"] * (1 + 1e-9)]
+            ax.scatter(over["workers"], over["measured_speedup"], color="red", marker="x", s=70, zorder=6)
+    return handles
+
+
+def _scaling_axes(ax: plt.Axes, sub: pd.DataFrame, title: str) -> None:
+    workers = sorted(sub["workers"].unique())
+    ax.plot(workers, workers, color="#999999", lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(workers, [str(w) for w in workers])
+    values = pd.concat([sub["predicted_speedup"], sub["measured_speedup"]]).dropna()
+    lo = 2.0 ** math.floor(math.log2(max(values.min(), 1 / 64))) if not values.empty else 0.5
+    ticks = [2.0**k for k in range(int(math.log2(lo)), 7)]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("workers")
+    ax.set_ylabel("speedup vs sequential")
 
 
 def fig_scaling(
     df: pd.DataFrame, prediction: pd.DataFrame, palette: dict[str, object], param: str = "work_us"
 ) -> plt.Figure:
     """Speedup vs workers (log2): the model, presets ``here`` (solid) and ``cxx`` (native, dashed); the bound
-    (zero overhead, dash-dot); measured points on top, a red cross on each one above its bound (a defect)."""
+    (zero overhead, dash-dot); measured points on top, a red cross on each one above its bound (a defect).
+
+    Each panel has its own legend beside it, one entry per line with its validation error and P range, so
+    that no label sits on a line or on another label."""
     title = ("Scaling: model here (calibrated, solid), model cxx (native C++ engine, dashed), bound (zero overhead, "
              "dash-dot); measured points on top, x: above its bound")  # fmt: skip
     panels = scaling_shapes(df, prediction, param)
     if not panels:
         return empty_figure(title, "no predictions: results/prediction.csv is empty or missing")
-    n = len(panels)
-    cols = max(1, min(3, n))
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    cols = 1 if len(panels) == 1 else 2
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(8.4 * cols, 3.6 * rows), squeeze=False,
+                             gridspec_kw={"wspace": 1.1, "hspace": 0.45})  # fmt: skip
     p = prediction.copy()
     p["label"] = [s if v == "default" else f"{s}/{v}" for s, v in zip(p["strategy"], p["variant"], strict=True)]
     for ax, (workload, shape) in zip(axes.flat, panels, strict=False):
         sub = p[(p["workload"] == workload) & (p["shape"] == shape)]
-        workers = sorted(sub["workers"].unique())
-        for (label, preset), s in sub.groupby(["label", "preset"], sort=False):
-            s = s.sort_values("workers")
-            _model_line(ax, s, palette.get(label), "-" if preset == "here" else "--")
-            if preset == "here" and "bound" in s.columns and s["bound"].notna().any():
-                _bound_line(ax, s, palette.get(label))
-            m = s[s["measured_speedup"].notna()] if preset == "here" else s.iloc[0:0]
-            ax.scatter(m["workers"], m["measured_speedup"], color=palette.get(label), edgecolor="black", s=36, zorder=5)
-            if "bound" in m.columns:
-                over = m[m["above_bound"].astype("boolean").fillna(False).astype(bool)] if "above_bound" in m.columns \
-                    else m[m["measured_speedup"] > m["bound"] * (1 + 1e-9)]
-                ax.scatter(over["workers"], over["measured_speedup"], color="red", marker="x", s=70, zorder=6)
-        ax.plot(workers, workers, color="#999999", lw=0.8, ls=":")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
-        ax.set_xticks(workers, [str(w) for w in workers])
-        values = pd.concat([sub["predicted_speedup"], sub["measured_speedup"]]).dropna()
-        lo = 2.0 ** math.floor(math.log2(max(values.min(), 1 / 64))) if not values.empty else 0.5
-        ticks = [2.0**k for k in range(int(math.log2(lo)), 7)]
-        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
-        ax.minorticks_off()
-        ax.set_title(f"{workload}/{shape}", fontsize=9)
-        ax.set_xlabel("workers")
-        ax.set_ylabel("speedup vs sequential")
-    for ax in list(axes.flat)[n:]:
+        handles = _scaling_panel(ax, sub, palette)
+        _scaling_axes(ax, sub, f"{workload}/{shape}")
+        ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=6, frameon=False)
+    for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    labels = [lab for lab in palette if lab in set(p["label"])]
-    handles = [Line2D([], [], color=palette.get(lab), lw=2, label=lab) for lab in labels]
-    handles += [
+    handles = [
         Line2D([], [], color="black", ls="-", label="model, here (calibrated)"),
         Line2D([], [], color="black", ls="-", alpha=0.35, label="beyond the validated P (extrapolation)"),
         Line2D([], [], color="black", ls="--", label="model, cxx (native engine)"),
@@ -507,13 +519,32 @@ def fig_scaling(
         Line2D([], [], color="#999999", ls=":", label="y = workers"),
         Line2D([], [], color="white", marker="o", markeredgecolor="black", markerfacecolor="#888888", label="measured"),
     ]
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False, ncol=4)
+    fig.suptitle(title, fontsize=10, y=1.08)
     return fig
 
 
 # ---------------------------------------------------------------- findings
+
+
+def uncounted_finding(df: pd.DataFrame) -> str | None:
+    """One sentence: how many timed parallel cells do not count toward speedups, and why (None: all count)."""
+    t = timed(df)
+    left = t[~t["label"].str.startswith(BASELINE) & ~t["counted"]] if not t.empty else t
+    if left.empty:
+        return None
+    why = []
+    if (left["verdict"] != "exact").any():
+        why.append(f"{int((left['verdict'] != 'exact').sum())} not exact")
+    if "timed_exact" in left.columns and (~_flag(left, "timed_exact", True)).any():
+        why.append(f"{int((~_flag(left, 'timed_exact', True)).sum())} with a timed run that was not exact")
+    if "contended" in left.columns and _flag(left, "contended", False).any():
+        why.append(f"{int(_flag(left, 'contended', False).sum())} timed under contention")
+    n_par = int((~t["label"].str.startswith(BASELINE)).sum())
+    return (
+        f"{len(left)} of {n_par} timed parallel cells do not count toward speedups ({', '.join(why)}); "
+        "they are drawn hollow and listed in the speedup table."
+    )
 
 
 def _err(v: float) -> str:
@@ -523,31 +554,11 @@ def _err(v: float) -> str:
 def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> list[str]:
     """Per strategy and shape family: break-even, best counted speedup, fraction of bound, prediction error."""
     out: list[str] = []
-    retimes = retime_finding(df)
-    if retimes:
-        out.append(retimes)
-    defects = bound_defects_finding(df)
-    if defects:
-        out.append(defects)
     t = timed(df)
     if t.empty:
-        return [*out, "No cell was timed, so there are no speedups."]
-    par = t[~t["label"].str.startswith(BASELINE)]
-    if par.empty:
-        return [*out, "Only the sequential strategy was timed: no speedups to report."]
-    left = par[~par["counted"]]
-    if not left.empty:
-        why = []
-        if (left["verdict"] != "exact").any():
-            why.append(f"{int((left['verdict'] != 'exact').sum())} not exact")
-        if "timed_exact" in left.columns and (~_flag(left, "timed_exact", True)).any():
-            why.append(f"{int((~_flag(left, 'timed_exact', True)).sum())} with a timed run that was not exact")
-        if "contended" in left.columns and _flag(left, "contended", False).any():
-            why.append(f"{int(_flag(left, 'contended', False).sum())} timed under contention")
-        out.append(
-            f"{len(left)} of {len(par)} timed parallel cells do not count toward speedups ({', '.join(why)}); "
-            "they are drawn hollow and listed in the speedup table."
-        )
+        return ["No cell was timed, so there are no speedups."]
+    if t["label"].str.startswith(BASELINE).all():
+        return ["Only the sequential strategy was timed: no speedups to report."]
     table = speed_table(df)
     table = table[~table["label"].str.startswith(BASELINE) & table["counted"]]
     pts = breakeven_points(df, param)

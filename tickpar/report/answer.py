@@ -1,0 +1,332 @@
+"""The answer page: per strategy variant, is it correct, how fast at gem5-like event costs, where it breaks even,
+and what the model expects at 16 and 64 workers; then at most eight ranked findings, each naming its page.
+
+:func:`answer_table` is the table (written as ``results/answer.csv``), :func:`answer_findings` the sentences.
+Speedups are loop speedups (the strategy's execution alone, as the bound and the model price it) of counted
+cells (:func:`tickpar.report.speed.counted`) at 2 workers, at the work per event of :data:`REPRESENTATIVE` or
+the nearest value the sweep ran (the column says which).
+
+Rows are keyed by *scope* and strategy variant. Every synthetic workload pools into the ``synthetic`` scope;
+gem5-trace replays (workload :data:`TRACE_WORKLOAD`) get a scope per trace file, from the summary's
+``param_trace`` column, else ``trace=...`` in the shape's name (:func:`scope_of`). That function is the
+extension point: a new kind of row is a new scope value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tickpar.plugins import BASELINE
+from tickpar.report.data import labels as sweep_labels
+from tickpar.report.engines import engine_breakevens
+from tickpar.report.model_error import MIN_WORK_US, recompute
+from tickpar.report.speed import base_label, bound_defects, counted, timed
+
+__all__ = [
+    "MODEL_WORKERS", "PRESET_OF", "REPRESENTATIVE", "TRACE_WORKLOAD", "answer_findings", "answer_table",
+    "cxx_missing", "scope_of", "speed_columns",
+]  # fmt: skip
+
+#: Work per event (µs) the answer quotes per engine: gem5-like costs for the native engine, and where
+#: the Python engine's threads can pay off; the first of each is the one the model column is read at.
+REPRESENTATIVE: dict[str, tuple[float, ...]] = {"native": (1.0, 0.1, 10.0), "python": (1000.0,)}
+TRACE_WORKLOAD = "gem5trace"
+MODEL_WORKERS = (16, 64)
+#: The model preset that prices each engine (prediction.csv's ``preset``).
+PRESET_OF = {"python": "here", "native": "cxx"}
+SYNTHETIC = "synthetic"
+BUILD_NATIVE = "`pip install ./native` (or `make native`)"
+
+
+def _engine(df: pd.DataFrame) -> pd.Series:
+    return df["engine"].fillna("python").astype(str) if "engine" in df.columns else pd.Series("python", df.index)
+
+
+def _trace_name(param: object, shape: object) -> str:
+    if isinstance(param, str) and param:
+        return Path(param).name
+    found = re.search(r"trace=([^,;\s]+)", str(shape))
+    return Path(found.group(1)).name if found else str(shape)
+
+
+def scope_of(df: pd.DataFrame) -> pd.Series:
+    """Each row's answer scope: ``synthetic``, or ``trace <file name>`` for a gem5-trace replay."""
+    if df.empty:
+        return pd.Series([], dtype=str)
+    traces = df["workload"].astype(str) == TRACE_WORKLOAD
+    params = df["param_trace"] if "param_trace" in df.columns else pd.Series(None, index=df.index)
+    names = [f"trace {_trace_name(p, s)}" for p, s in zip(params[traces], df.loc[traces, "shape"], strict=True)]
+    out = pd.Series(SYNTHETIC, index=df.index, dtype=object)
+    out[traces] = names
+    return out
+
+
+def _work(df: pd.DataFrame, param: str) -> pd.Series:
+    col = f"param_{param}"
+    return pd.to_numeric(df[col], errors="coerce") if col in df.columns else pd.Series(math.nan, index=df.index)
+
+
+def _nearest(values: Sequence[float], target: float) -> float | None:
+    values = [v for v in values if v > 0]
+    return min(values, key=lambda v: (abs(math.log(v / target)), v)) if values else None
+
+
+def speed_columns(df: pd.DataFrame, param: str = "work_us") -> list[tuple[str, float, float]]:
+    """``(engine, target, nearest)`` per speedup column: the nearest work per event the sweep timed at 2 workers."""
+    t = timed(df)
+    out: list[tuple[str, float, float]] = []
+    for engine, targets in REPRESENTATIVE.items():
+        sub = t[(_engine(t) == engine) & (t["workers"] == 2)]
+        for target in targets:
+            near = _nearest(sorted(set(_work(sub, param).dropna())), target)
+            if near is not None and all((e, n) != (engine, near) for e, _, n in out):
+                out.append((engine, target, near))
+    return out
+
+
+def _column(engine: str, target: float, near: float) -> str:
+    where = f"{near:g} µs" if near == target else f"{near:g} µs, nearest to {target:g}"
+    return f"{engine} 2w @{where}"
+
+
+def _loop(t: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    def num(col: str, fallback: str) -> pd.Series:
+        own = pd.to_numeric(t[col], errors="coerce") if col in t.columns else pd.Series(math.nan, index=t.index)
+        return own.fillna(pd.to_numeric(t[fallback], errors="coerce"))
+
+    return num("loop_speedup", "speedup"), num("loop_speedup_lo", "speedup_lo"), num("loop_speedup_hi", "speedup_hi")
+
+
+def _best(c: pd.DataFrame, engine: str, near: float, param: str) -> str:
+    sub = c[(_engine(c) == engine) & (c["workers"] == 2) & (_work(c, param) == near)]
+    if sub.empty:
+        return "-"
+    y, lo, hi = _loop(sub)
+    i = y.idxmax()
+    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {sub.loc[i, 'workload']}"
+
+
+def _correct(sub: pd.DataFrame) -> tuple[str, str]:
+    """(``yes``/``no`` with the verdict counts, the one-line why: the promise's reason, else the first verdict's)."""
+    counts = sub["verdict"].value_counts()
+    n, exact = len(sub), int(counts.get("exact", 0))
+    text = f"yes: exact in {n}/{n}" if exact == n else f"no: exact in {exact}/{n}; " + ", ".join(
+        f"{v} {k}" for v, k in counts.items() if v != "exact"
+    )
+    broken = sub["as_expected"].astype(str).str.lower().eq("false").sum() if "as_expected" in sub else 0
+    if broken:
+        text += f"; PROMISE BROKEN in {broken}"
+    bad = sub[sub["verdict"] != "exact"]
+    pick = bad if not bad.empty else sub
+    why = ""
+    for col in ("promise_because", "verdict_reason"):
+        vals = pick[col].dropna().astype(str) if col in pick.columns else pd.Series([], dtype=str)
+        vals = vals[vals.str.len() > 0]
+        if not vals.empty:
+            why = vals.value_counts().index[0]
+            break
+    return text, why
+
+
+def _short_breakeven(kind: str, x: float | None) -> str:
+    if x is None or kind == "never":
+        return "-"
+    return {"at": f"≈{_num(x)}", "below": f"<{x:g}", "above": f">{x:g}"}.get(kind, "-")
+
+
+def _num(x: float) -> str:
+    """Two significant digits, without an exponent."""
+    return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
+
+
+def _breakevens(be: pd.DataFrame, label: str, engine: str) -> str:
+    sub = be[(be["base_label"] == label) & (be["engine"] == engine)]
+    if sub.empty:
+        return "-"
+    parts = list(dict.fromkeys(f"{r.workload} {_short_breakeven(r.kind, r.x)}" for r in sub.itertuples()))
+    return "; ".join(parts) + " µs"
+
+
+def _validated(points: pd.DataFrame, strategy: str, variant: str, engine: str) -> str:
+    """The model's error against the measured points it was not fitted on: median |rel error|, count, P range."""
+    if points.empty:
+        return "not validated"
+    p = points[(points["strategy"] == strategy) & (points["variant"] == variant) & (points["engine"] == engine)]
+    p = p[p["validation"].fillna("sweep") != "fit"] if "validation" in p.columns else p
+    high = p[p["granularity"] >= MIN_WORK_US]
+    scope = f", work_us>={MIN_WORK_US:g}" if not high.empty else ""
+    p = high if not high.empty else p
+    if p.empty:
+        return "not validated"
+    err = float(np.median(np.abs(p["rel_error_again"].astype(float))))
+    return f"err {err:.0%} over {len(p)} pts, P {int(p['workers'].min())}-{int(p['workers'].max())}{scope}"
+
+
+def _model(pred: pd.DataFrame, shapes: pd.DataFrame, strategy: str, variant: str, engine: str, param: str) -> str:
+    """The model at :data:`MODEL_WORKERS` on each workload's shape nearest the engine's first representative work."""
+    p = pred[(pred["strategy"] == strategy) & (pred["variant"] == variant) & (pred["preset"] == PRESET_OF[engine])]
+    if p.empty:
+        return "-"
+    target = REPRESENTATIVE[engine][0]
+    p = p.merge(shapes, on=["workload", "shape"], how="left")
+    picks = []
+    for _, grp in p.groupby("workload", sort=False):
+        near = _nearest(sorted(set(grp["work_per_event"].dropna())), target)
+        picks.append(grp[grp["work_per_event"] == near] if near is not None else grp)
+    p = pd.concat(picks)
+    parts = []
+    for workers in MODEL_WORKERS:
+        vals = pd.to_numeric(p.loc[p["workers"] == workers, "model_value"], errors="coerce").dropna()
+        if not vals.empty:
+            lo, hi = vals.min(), vals.max()
+            parts.append(f"P{workers}: {lo:.2g}x" if f"{lo:.2g}" == f"{hi:.2g}" else f"P{workers}: {lo:.2g}-{hi:.2g}x")
+    return ", ".join(parts) or "-"
+
+
+def cxx_missing(prediction: pd.DataFrame) -> bool:
+    """True when prediction.csv has no ``cxx`` (native engine) rows: the preset could not be priced."""
+    return prediction.empty or "preset" not in prediction.columns or not (prediction["preset"] == "cxx").any()
+
+
+def _shapes(df: pd.DataFrame, param: str) -> pd.DataFrame:
+    s = df[["workload", "shape"]].assign(work_per_event=_work(df, param))
+    return s.drop_duplicates(["workload", "shape"])
+
+
+def _prediction(prediction: pd.DataFrame) -> pd.DataFrame:
+    if prediction.empty or "preset" not in prediction.columns:
+        return pd.DataFrame(columns=["workload", "shape", "strategy", "variant", "preset", "workers", "model_value"])
+    model = prediction["model"] if "model" in prediction.columns else prediction["predicted_speedup"]
+    return prediction.assign(model_value=model)
+
+
+def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
+    """One row per (scope, strategy variant) the sweep ran: correct?, why, speedups, break-evens, the model."""
+    if df.empty:
+        return pd.DataFrame(columns=["scope", "strategy variant", "correct?", "why"])
+    df = df.assign(scope=scope_of(df), base_label=base_label(df))
+    engines = [e for e in REPRESENTATIVE if e in set(_engine(df))]
+    columns = speed_columns(df, param)
+    pred = _prediction(prediction)
+    points = recompute(df, prediction, param) if not prediction.empty else pd.DataFrame()
+    shapes = _shapes(df, param)
+    rows = []
+    for scope in dict.fromkeys(df["scope"]):
+        sdf = df[df["scope"] == scope]
+        c = counted(sdf)
+        c = c[c["interpreter"].fillna("default") == "default"] if "interpreter" in c.columns else c
+        be = engine_breakevens(sdf, param)
+        spred = pred[pred["shape"].isin(set(sdf["shape"])) & pred["workload"].isin(set(sdf["workload"]))]
+        for label in dict.fromkeys(sdf.loc[_order(sdf), "base_label"]):
+            sub = sdf[sdf["base_label"] == label]
+            strategy = str(sub["strategy"].iloc[0])
+            variant = str(sub["variant"].iloc[0])
+            row = {"scope": scope, "strategy variant": label}
+            row["correct?"], row["why"] = _correct(sub)
+            base = strategy == BASELINE
+            for engine, target, near in columns:
+                row[_column(engine, target, near)] = "baseline" if base else _best(c[c["base_label"] == label],
+                                                                                   engine, near, param)
+            for engine in engines:
+                row[f"{engine} break-even"] = "-" if base else _breakevens(be, label, engine)
+            for engine in engines:
+                model = _model(spred, shapes, strategy, variant, engine, param) if not base else "-"
+                if engine == "native" and cxx_missing(prediction):
+                    model = "cxx preset missing"
+                elif model != "-":
+                    model += f" ({_validated(points, strategy, variant, engine)})"
+                row[f"{engine} model P16, P64"] = model
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _order(sdf: pd.DataFrame) -> list[int]:
+    """Row positions of ``sdf`` in report order (the baseline first, then the sweep's order)."""
+    order = {lab: i for i, lab in enumerate(sweep_labels(sdf))}
+    return sorted(sdf.index, key=lambda i: order[sdf.at[i, "label"]])
+
+
+# ---------------------------------------------------------------- findings
+
+
+def _exactness(table: pd.DataFrame) -> list[tuple[str, str]]:
+    syn = table[table["scope"] == SYNTHETIC] if SYNTHETIC in set(table["scope"]) else table
+    ok = [r["strategy variant"] for _, r in syn.iterrows() if str(r["correct?"]).startswith("yes")]
+    bad = syn[~syn["correct?"].astype(str).str.startswith("yes")]
+    out = []
+    if ok:
+        out.append((f"Exact in every checked cell: {', '.join(ok)}.", "correctness"))
+    if not bad.empty:
+        parts = [
+            f"{r['strategy variant']} ({r['correct?'].removeprefix('no: ')}" + (f": {r['why']})" if r["why"] else ")")
+            for _, r in bad.iterrows()
+        ]
+        out.append(("Not always exact: " + "; ".join(parts) + ".", "correctness, failures"))
+    return out
+
+
+def _fastest(table: pd.DataFrame, column: str, what: str, page: str) -> tuple[str, str] | None:
+    if column not in table.columns:
+        return None
+    values = table[column].astype(str).str.extract(r"^([0-9.]+) \[")[0].astype(float)
+    if values.dropna().empty:
+        return None
+    i = values.idxmax()
+    return (f"Best {what}: {table.at[i, 'strategy variant']} at {table.at[i, column]}, "
+            f"{column.split(' ', 1)[0]} engine, loop speedup at 2 workers.", page)  # fmt: skip
+
+
+def _model_finding(prediction: pd.DataFrame) -> list[tuple[str, str]]:
+    pred = _prediction(prediction)
+    top = pred[(pred["workers"] == max(MODEL_WORKERS)) & (pred["strategy"] != BASELINE)]
+    measured = pred[pd.to_numeric(pred.get("measured_speedup"), errors="coerce").notna()] if not pred.empty else pred
+    if top.empty:
+        return []
+    parts = []
+    for preset in [p for p in PRESET_OF.values() if p in set(top["preset"])]:
+        sub = top[top["preset"] == preset]
+        best = sub.loc[pd.to_numeric(sub["model_value"], errors="coerce").idxmax()]
+        label = best["strategy"] + ("" if best["variant"] == "default" else f"/{best['variant']}")
+        parts.append(f"{_num(float(best['model_value']))}x with the {preset} preset ({label} on {best['shape']})")
+    p_max = int(measured["workers"].max()) if not measured.empty else 0
+    reach = f"measured up to {p_max} workers only, so beyond that an extrapolation" if p_max else "never measured"
+    return [(f"At {max(MODEL_WORKERS)} workers the model predicts at most " + " and ".join(parts) + f"; {reach}.",
+             "scaling")]  # fmt: skip
+
+
+def answer_findings(
+    df: pd.DataFrame, prediction: pd.DataFrame, table: pd.DataFrame, param: str = "work_us"
+) -> list[tuple[str, str]]:
+    """At most eight (sentence, page) pairs, most important first: correctness, speed, break-even, model, defects."""
+    if table.empty:
+        return [("The sweep has no cells.", "findings")]
+    out = _exactness(table)
+    for engine, target, near in speed_columns(df, param):
+        if target == REPRESENTATIVE[engine][0]:
+            what = "at gem5-like event costs" if engine == "native" else "with heavy events"
+            found = _fastest(table, _column(engine, target, near), f"{what} ({near:g} µs per event)",
+                             "engines" if engine == "native" else "breakeven")  # fmt: skip
+            out += [found] if found else []
+    even = []
+    for engine in ("native", "python"):
+        col = f"{engine} break-even"
+        shown = table[table[col] != "-"] if col in table.columns else table.iloc[0:0]
+        if not shown.empty:
+            even.append(f"{engine} engine: " + ", ".join(f"{r['strategy variant']} {r[col]}" for _, r in
+                                                         shown.head(4).iterrows()))  # fmt: skip
+    if even:
+        out.append(("Break-even work per event (2 workers), " + "; ".join(even) + ".", "engines"))
+    out += _model_finding(prediction)
+    defects = bound_defects(df)
+    out.append((f"{len(defects)} measured point(s) above their bound (defects, listed in the appendix).",
+                "appendix"))  # fmt: skip
+    if cxx_missing(prediction):
+        out.append((f"The cxx preset is missing (no native model): build the native engine with {BUILD_NATIVE} "
+                    "and rerun.", "scaling"))  # fmt: skip
+    return out[:8]

@@ -1,0 +1,82 @@
+"""The answer page drawn: page 1 of the PDF (titled "Answer") and ``answer.html``, the HTML report's first entry.
+
+The numbers come from :mod:`tickpar.report.answer`; this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from tickpar.report.layout import html_page, html_table
+
+__all__ = ["TITLE", "answer_html", "answer_pdf", "finding_lines"]
+
+TITLE = "Answer"
+#: Characters per line of each column's cells (the PDF table wraps its text to these widths).
+_WRAP = {"scope": 9, "strategy variant": 16, "correct?": 20, "why": 34}
+_WRAP_DEFAULT = 17
+_LANDSCAPE = (11.69, 8.27)
+
+
+def finding_lines(found: Sequence[tuple[str, str]]) -> list[str]:
+    """``1. sentence (page: name)``, ranked."""
+    return [f"{i}. {text} (page: {page})" for i, (text, page) in enumerate(found, 1)]
+
+
+def _wrapped(table: pd.DataFrame) -> tuple[list[list[str]], list[str], list[int]]:
+    """Cell texts wrapped to their column's width, the wrapped headers, and each row's line count."""
+    cols = list(table.columns)
+    widths = [_WRAP.get(c, _WRAP_DEFAULT) for c in cols]
+    header = ["\n".join(textwrap.wrap(c, w)) for c, w in zip(cols, widths, strict=True)]
+    cells = [
+        ["\n".join(textwrap.wrap(str(v), w) or [""]) for v, w in zip(row, widths, strict=True)]
+        for row in table.astype(str).values.tolist()
+    ]
+    lines = [max(t.count("\n") + 1 for t in row) for row in [header, *cells]]
+    return cells, header, lines
+
+
+def answer_pdf(table: pd.DataFrame, found: Sequence[tuple[str, str]], subtitle: str = "") -> plt.Figure:
+    """The answer page: the table, then the ranked findings, on one landscape A4 page."""
+    fig = plt.figure(figsize=_LANDSCAPE)
+    fig.text(0.04, 0.965, TITLE, fontsize=18, weight="bold", va="top")
+    if subtitle:
+        fig.text(0.04, 0.925, textwrap.shorten(subtitle, 170), fontsize=8, color="#444444", va="top")
+    top = 0.90
+    if not table.empty:
+        cells, header, lines = _wrapped(table)
+        line_h = 0.0125
+        height = min(0.62, line_h * sum(lines) + 0.004 * len(lines))
+        ax = fig.add_axes((0.03, top - height, 0.94, height))
+        ax.axis("off")
+        widths = [_WRAP.get(c, _WRAP_DEFAULT) for c in table.columns]
+        tab = ax.table(cellText=cells, colLabels=header, cellLoc="left", colWidths=[w / sum(widths) for w in widths],
+                       bbox=[0, 0, 1, 1])  # fmt: skip
+        tab.auto_set_font_size(False)
+        tab.set_fontsize(6)
+        total = sum(lines)
+        for (r, _c), cell in tab.get_celld().items():
+            cell.set_height(lines[r] / total)
+            if r == 0:
+                cell.set_facecolor("#eeeeee")
+        top -= height + 0.03
+    y = top
+    for line in finding_lines(found):
+        for i, part in enumerate(textwrap.wrap(line, 170)):
+            fig.text(0.04 if i == 0 else 0.055, y, part, fontsize=8, va="top")
+            y -= 0.02
+        y -= 0.004
+    return fig
+
+
+def answer_html(table: pd.DataFrame, found: Sequence[tuple[str, str]], notes: Sequence[str] = ()) -> str:
+    """The HTML report's answer entry: the same table and findings."""
+    items = "".join(f"<li>{html.escape(text)} <i>(page: {html.escape(page)})</i></li>" for text, page in found)
+    extra = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
+    body = f"<h2>{TITLE}</h2>{html_table(table)}<h3>Findings, ranked</h3><ol>{items}</ol>{extra}"
+    return html_page(TITLE, body)
