@@ -13,7 +13,8 @@ and the fallback: it is what gets installed unless ``TICKPAR_COMPILED=1`` is set
 Why opt-in: compiled alone, the queue is no faster (PHOLD, bench/instructions.py: 19,023
 instructions per event compiled against 18,844 pure), because every event still crosses from
 native code into the interpreted model (``process()``, handlers, ``Link.send``) and back, and
-those crossings cost what compiling saves.  Compiling model.py too is what would pay; see README.
+those crossings cost what compiling saves.  Compiling model.py too is what would pay; see
+docs/how-to/compiled-kernel.md.
 
 mypy (which ships mypyc) is then asked for as a build requirement only when compiling
 (``setup_requires``, which setuptools' PEP 517 backend hands to pip as a dynamic build requirement):

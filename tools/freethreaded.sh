@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make freethreaded: a free-threaded CPython (PEP 703) and a venv for it, .venv-ft/, holding tickpar
-# and what a cell needs (DESIGN.md §11).
+# and what a cell needs (docs/explanation/design.md §11; docs/how-to/free-threaded.md).
 #
 #  1. The interpreter. In this order:
 #     - $TICKPAR_FT_PYTHON, when set (it must be a free-threaded build);
