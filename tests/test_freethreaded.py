@@ -212,10 +212,10 @@ def fake_ft(monkeypatch: pytest.MonkeyPatch) -> str:
     the tests that use it are skipped before it is imported."""
     pytest.importorskip("yaml")
     pytest.importorskip("snakemake")
-    import tickpar.pipeline.sweep as sweep
+    import tickpar.pipeline.expansion as expansion
 
     fake = sys.executable + "-ft"
-    monkeypatch.setattr(sweep, "interpreter_python", lambda name: sys.executable if name == "default" else fake)
+    monkeypatch.setattr(expansion, "interpreter_python", lambda name: sys.executable if name == "default" else fake)
     return fake
 
 

@@ -103,9 +103,9 @@ def test_bad_engines_are_one_line_naming_the_value() -> None:
 
 def test_native_without_the_extension_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from tickpar import native
-    from tickpar.pipeline import sweep as sweep_mod
+    from tickpar.pipeline import expansion
 
-    monkeypatch.setattr(sweep_mod, "native_available", lambda: False)
+    monkeypatch.setattr(expansion, "native_available", lambda: False)
     with pytest.raises(SweepError) as err:
         load_sweep(_config(), "test")
     assert str(err.value) == f"engines: {native.BUILD_HINT}"
