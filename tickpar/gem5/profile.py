@@ -203,3 +203,47 @@ def summary_lines(profile: dict[str, Any]) -> list[str]:
     lines.append(f"import rules applied: {rules or 'none'}")
     lines.extend(f"warning: {w}" for w in profile["warnings"])
     return lines
+
+
+def profile_workload(workload: str, params: dict[str, Any], seed: int = 1) -> dict[str, Any]:
+    """The profile of one workload shape: a ``gem5trace`` shape's trace itself, any other its emitted run."""
+    from tickpar.kernel.params import resolve
+    from tickpar.plugins.registry import get_registry
+
+    cls = get_registry().workload(workload)
+    resolved = resolve(cls.params, params, f"workload {workload} parameter")
+    cls().check_params(resolved)
+    if workload == "gem5trace":
+        plan_params = {k: resolved[k] for k in ("trace", "format", "components", "events")}
+        from tickpar.gem5 import EXAMPLE_COMPONENTS, EXAMPLE_TRACE
+
+        trace = plan_params["trace"] or str(EXAMPLE_TRACE)
+        components = plan_params["components"] or (str(EXAMPLE_COMPONENTS) if not plan_params["trace"] else None)
+        profile = trace_profile(import_trace(trace, plan_params["format"], components, plan_params["events"]))
+    else:
+        profile = profile_spec(RunSpec(workload, resolved, seed))
+    profile["workload"] = workload
+    profile["params"] = {k: v for k, v in resolved.items()}
+    return profile
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tickpar.gem5.profile --workload W --params JSON --out FILE`` (the pipeline's profile job)."""
+    import argparse
+    import json
+
+    from tickpar.runner import write_json_atomic
+
+    parser = argparse.ArgumentParser(prog="python -m tickpar.gem5.profile", description=main.__doc__)
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--params", default="{}", help="the shape's params as a JSON object")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    profile = profile_workload(args.workload, json.loads(args.params))
+    write_json_atomic(args.out, profile)
+    print("\n".join(summary_lines(profile)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
