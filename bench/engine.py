@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -69,6 +68,7 @@ from phold_baselines import (
     library_version,
 )
 
+from tickpar.host.atomic import write_json_atomic
 from tickpar.report.engine_bench import FORMAT, KIND, REFERENCE, median_interval, notes
 
 TICKPAR = "tickpar_sequential"
@@ -417,11 +417,7 @@ def interleaved_lines(record: dict[str, Any]) -> list[str]:
 
 def write_record(path: str, record: dict[str, Any]) -> None:
     """``record`` to ``path``, atomically (a reader never sees half a file)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    write_json_atomic(path, record)
 
 
 def main() -> None:

@@ -22,7 +22,6 @@ The JSON record (``tickpar run --out``, one per pipeline cell) is versioned:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -33,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from tickpar import native
+from tickpar.host.atomic import write_json_atomic  # the runner's public name since before it moved
 from tickpar.host.envinfo import environment, versions
-from tickpar.host.paths import publish
 from tickpar.host.procgroup import kill_group
 from tickpar.kernel import kernel_build
 from tickpar.kernel.eventq import ORDERS, EventNotFound, SchedulingError
@@ -320,21 +319,6 @@ def explain(cell: Cell, verdict: Verdict, record: OracleRecord, replay: bool = T
         return [*anatomy.from_record(verdict, record), anatomy.row(note=f"no replay: {type(exc).__name__}: {exc}")]
     return steps if steps else anatomy.from_record(verdict, record)
 
-
-
-def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
-    """Write ``data`` to ``path`` via a temporary file and a rename (never a half-written record)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=False, default=str)
-            f.write("\n")
-        publish(tmp, path)  # 0644 under the usual umask, as a plain open() gives (mkstemp makes 0600)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _child_main(argv: list[str]) -> int:

@@ -32,6 +32,7 @@ __all__ = [
     "cxx_overheads",
     "fit_sync",
     "preset",
+    "sync_cost",
 ]
 
 #: Where the ``cxx`` preset looks for the native engine's calibration (``tickpar calibrate --out FILE``).
@@ -133,11 +134,7 @@ class Overheads:
 def cxx_overheads(path: str | Path | None = None) -> Overheads:
     """The native engine's measured overheads (:func:`cxx_costs`): a mutex per event, ``a + b log2 P`` per sync."""
     costs = cxx_costs(path)
-    a, b = costs["sync_a_s"]["value"], costs["sync_b_s"]["value"]
-
-    def sync(workers: int) -> float:
-        return 0.0 if workers <= 1 else a + b * math.log2(workers)
-
+    sync = sync_cost(costs["sync_a_s"]["value"], costs["sync_b_s"]["value"])
     return Overheads("cxx", costs["o_event_s"]["value"], sync, costs["o_msg_s"]["value"], costs["file"]["source"])
 
 PRESETS = ("here", "cxx")
@@ -225,11 +222,12 @@ def fit_sync(points: Mapping[int, float]) -> tuple[float, float]:
     return float(a), float(b)
 
 
-def _sync_fn(a: float, b: float, one_free: bool) -> Callable[[int], float]:
-    def sync(p: int) -> float:
-        if one_free and p <= 1:
-            return 0.0
-        return a + b * math.log2(max(p, 1))
+def sync_cost(a: float, b: float) -> Callable[[int], float]:
+    """The sync cost of every preset: ``o_sync(P) = a + b * log2(P)`` (seconds per barrier or window) for
+    ``P >= 2``, and 0 at ``P = 1`` (one worker synchronises with nobody).  ``(a, b)``: :func:`fit_sync`'s."""
+
+    def sync(workers: int) -> float:
+        return 0.0 if workers <= 1 else a + b * math.log2(workers)
 
     return sync
 
@@ -254,7 +252,7 @@ def preset(
     if calibration is None:
         raise ValueError("preset 'here' needs a calibration (tickpar.perf.prediction.calibrate)")
     a, b = calibration["sync_model"][backend]
-    sync = _sync_fn(a, b, one_free=True)
+    sync = sync_cost(a, b)
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
     per_call, per_us = calibration["work"].get(work_mode, (0.0, 0.0))
     rate = float(calibration.get("work_units_per_us", {}).get("gil-release", 0.0))

@@ -75,12 +75,13 @@ the summary columns (:func:`bound_columns`) and ``results/prediction.csv``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from tickpar.host.atomic import write_json_atomic
 from tickpar.kernel.work import calibrate as work_rate
 from tickpar.perf.calibrate import (
     calibrate_event_cost,
@@ -204,16 +205,6 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
 
 
 # -- command line (the pipeline's rules/bounds.smk) ---------------------------------------------------
-def _write_json(path: str | Path, data: Mapping[str, Any]) -> None:
-    import os
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=float))
-    os.replace(tmp, path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tickpar.perf.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
     import argparse
@@ -244,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "calibrate":
-            _write_json(args.out, calibrate(args.cores))
+            write_json_atomic(args.out, calibrate(args.cores), default=float)
         elif args.command == "shape":
             try:
                 cells = json.loads(args.cells)
@@ -263,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
                           "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip
                 print(f"tickpar.perf.prediction: {args.workload}/{args.shape}: {record['error']}", file=sys.stderr)
-            _write_json(args.out, record)
+            write_json_atomic(args.out, record, default=float)
         else:
             summary = pd.read_csv(args.summary) if Path(args.summary).exists() else pd.DataFrame()
             out = prediction_table(summary, args.shapes)

@@ -101,6 +101,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.cellargs import cell_argv
+from tickpar.host.atomic import write_json_atomic
 from tickpar.host.orchestrator import paused
 from tickpar.perf.probe import (  # re-exported (module docstring)
     cpu_availability,
@@ -286,8 +287,6 @@ def main_snakemake(smk: Any) -> None:
             ],
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
-        from tickpar.runner import write_json_atomic
-
         write_json_atomic(smk.output[0], index)
         log.write(f"tickpar: timed {len(jobs)} cells in {settings['processes']} interleaved rounds\n")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.host.affinity import PIN_ENV
+from tickpar.host.atomic import write_json_atomic
 from tickpar.host.procgroup import kill_group
 from tickpar.perf.probe import cpu_availability
 from tickpar.perf.timing_rules import (
@@ -178,7 +179,7 @@ def _new_record(job: TimingJob, rounds: int, values: int, warmups: int) -> dict[
 
 def _compute_golden(job: TimingJob, tmp: Path, index: int) -> str:
     """A golden record for ``job`` computed here (its sequential run, no work): for a standalone ``tickpar time``."""
-    from tickpar.runner import execute, golden_cell, make_record, write_json_atomic
+    from tickpar.runner import execute, golden_cell, make_record
 
     cell = golden_cell(job.cell)
     # A native cell's timed runs are checked against the golden traces (folded as the engine folds them).
@@ -349,8 +350,6 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float, max_round_shi
             ) -> dict[str, Any]:  # fmt: skip
     """Fold the rounds into the record's summary fields; move the pyperf file; write the record."""
     import pyperf
-
-    from tickpar.runner import write_json_atomic
 
     record = job.record
     rounds = record["rounds"]
@@ -594,7 +593,7 @@ def retime_slow_rounds(
 
 def write_fallback(out: str | Path, kind: str, reason: str, what: str) -> dict[str, Any]:
     """The record of a job (check, golden or timing) whose command died before writing one (so the sweep goes on)."""
-    from tickpar.runner import RECORD_FORMAT, write_json_atomic
+    from tickpar.runner import RECORD_FORMAT
 
     if what == "timing":
         record: dict[str, Any] = {"format": TIMING_FORMAT, "status": kind, "reason": reason, "values": []}

@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tickpar.host.atomic import write_json_atomic
+
 __all__ = [
     "FORMAT",
     "KIND",
@@ -174,10 +176,7 @@ def engine_html(record: Mapping[str, Any] | None) -> str:
 
 
 def _write(path: Path, record: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, record)
 
 
 def _tail(path: Path, lines: int = 12) -> str:
