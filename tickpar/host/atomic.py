@@ -1,8 +1,9 @@
-"""Writing a JSON record atomically: a reader sees the old file or the whole new one, never half of one.
+"""Writing a file atomically: a reader sees the old file or the whole new one, never half of one.
 
 :func:`write_json_atomic` is the one way tickpar writes a JSON record (the runner's records, the
-prediction's calibration and shape records, the engine benchmark's record): a temporary file beside
-the target, renamed over it with the mode a plain ``open()`` would give (:func:`tickpar.host.paths.publish`).
+prediction's calibration and shape records, the engine benchmark's record), :func:`write_text_atomic`
+any other text: a temporary file beside the target, renamed over it with the mode a plain ``open()``
+would give (:func:`tickpar.host.paths.publish`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ from typing import Any
 
 from tickpar.host.paths import publish
 
-__all__ = ["write_json_atomic"]
+__all__ = ["write_json_atomic", "write_text_atomic"]
 
 
-def write_json_atomic(path: str | Path, data: Mapping[str, Any], default: Callable[[Any], Any] = str) -> None:
-    """Write ``data`` to ``path`` as JSON (``indent=1``, a final newline) via a temporary file and a rename.
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file beside it and a rename.
 
-    ``default``: how a value JSON does not know is written (``str``; ``float`` keeps numpy numbers numbers).
     The folder is made if missing; the file gets ``0666`` less the umask, as ``open()`` gives (``mkstemp``
     makes ``0600``); a failed write leaves no temporary file behind.
     """
@@ -31,9 +31,16 @@ def write_json_atomic(path: str | Path, data: Mapping[str, Any], default: Callab
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=False, default=default)
-            f.write("\n")
+            f.write(text)
         publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: str | Path, data: Mapping[str, Any], default: Callable[[Any], Any] = str) -> None:
+    """Write ``data`` to ``path`` as JSON (``indent=1``, a final newline), atomically (:func:`write_text_atomic`).
+
+    ``default``: how a value JSON does not know is written (``str``; ``float`` keeps numpy numbers numbers).
+    """
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=False, default=default) + "\n")
