@@ -239,7 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", default="{}", help="the shape's params as a JSON object")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    profile = profile_workload(args.workload, json.loads(args.params))
+    params = json.loads(args.params)
+    try:
+        profile = profile_workload(args.workload, params)
+    except Exception as exc:  # a bad trace is this shape's result: the page says so and the sweep goes on
+        error = f"{type(exc).__name__}: {exc}"
+        write_json_atomic(args.out, {"workload": args.workload, "params": params, "error": error})
+        print(f"profile of {args.workload} {params} failed: {error}")
+        return 0
     write_json_atomic(args.out, profile)
     print("\n".join(summary_lines(profile)))
     return 0

@@ -1,0 +1,255 @@
+"""The report's gem5 trace pages: a trace's profile and bounds beside the synthetic workloads, its verdicts.
+
+One page per ``gem5trace`` shape of the sweep (rules/traces.smk), from
+
+* the profiles ``results/traces/<workload>.<shape>.profile.json`` (:mod:`tickpar.gem5.profile`) of
+  the trace and of every other workload shape in the config (phold's, multicore's: how gem5-like
+  they are);
+* ``results/summary.csv``: each strategy variant's verdict on the trace and its 2-worker loop
+  speedup per engine, at the shape's ``work_us`` (the trace's replay cost);
+* the check records ``results/check/gem5trace/<shape>/...``: split's anatomy, in gem5's event names.
+
+:func:`write_page` writes the page's data (JSON), its HTML entry and its bounds figure;
+:func:`pdf_pages` draws every page written for the PDF (a :class:`tickpar.report.render.Page`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from tickpar.report.layout import write_text
+
+__all__ = ["OUTDIR", "fig_bounds", "page_data", "pdf_pages", "write_page"]
+
+OUTDIR = "results/report/traces"
+FOOTPRINT = (
+    "Footprints are inferred from what each event schedules, reschedules or deschedules: a lower bound of the "
+    "true footprint, so every bound here is an upper bound. A schedule with delay > 0 onto another component is "
+    "replayed as a message (what lets a partitioned strategy cut there)."
+)
+PROFILE_ROWS = (
+    ("events", "events"),
+    ("components", "components"),
+    ("events per tick (mean)", "events_per_tick.mean"),
+    ("zero-delay schedules across components", "zero_delay_cross_share"),
+    ("median delay within a component (ticks)", "schedule_delay.within.q50"),
+    ("median delay across components (ticks)", "schedule_delay.across.q50"),
+    ("min delay across components (ticks)", "schedule_delay.across.q0"),
+    ("critical path (events)", "critical_path"),
+    ("available parallelism", "available_parallelism"),
+    ("tick-barrier bound at 64", "bounds.tick-barrier.64"),
+    ("conservative bound at 64", "bounds.conservative.64"),
+)
+
+
+def _get(profile: dict[str, Any], dotted: str) -> Any:
+    value: Any = profile
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _fmt(value: Any, key: str) -> str:
+    if value is None:
+        return "-"
+    if key == "zero_delay_cross_share":
+        return f"{value:.1%}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return f"{value:,}"
+
+
+def _load_profiles(folder: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted(folder.glob("*.profile.json")):
+        out[path.name.removesuffix(".profile.json")] = json.loads(path.read_text())
+    return out
+
+
+def _strategy_rows(summary: pd.DataFrame, shape: str) -> list[dict[str, Any]]:
+    """Per strategy variant and engine on the trace: its verdicts and its 2-worker loop speedup."""
+    if summary.empty or "workload" not in summary.columns:
+        return []
+    rows = summary[(summary["workload"] == "gem5trace") & (summary["shape"].astype(str) == shape)]
+    out = []
+    for (label, engine), group in rows.groupby(["label", "engine"], sort=False):
+        verdicts = ", ".join(f"{v} x{n}" for v, n in group["verdict"].astype(str).value_counts().items())
+        two = group[(group["workers"] == 2) & group["loop_speedup"].notna()] if "loop_speedup" in group else group[:0]
+        speed = "-"
+        if not two.empty:
+            best = two.loc[two["loop_speedup"].idxmax()]
+            speed = f"{best['loop_speedup']:.2f}x [{best['loop_speedup_lo']:.2f}, {best['loop_speedup_hi']:.2f}]"
+        promised = group["expected_verdict"].dropna().astype(str) if "expected_verdict" in group else pd.Series()
+        out.append(
+            {
+                "strategy": label,
+                "engine": engine,
+                "verdicts": verdicts,
+                "promise": promised.iloc[0] if len(promised) else "",
+                "speedup_2w": speed,
+            }
+        )
+    return out
+
+
+def _anatomies(checks: Path) -> list[dict[str, Any]]:
+    """split's non-exact check records on the trace: verdict, reason and the first anatomy steps."""
+    out = []
+    for path in sorted(checks.rglob("*.json")) if checks.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if record.get("strategy") != "split" or record.get("verdict", {}).get("kind") in (None, "exact"):
+            continue
+        steps = [
+            f"{s.get('step', '-')}  {s.get('worker') if s.get('worker') is not None else ''}  {s.get('event') or ''}"
+            f"  {s.get('note') or ''}"
+            for s in (record.get("anatomy") or [])[:12]
+        ]
+        out.append(
+            {
+                "engine": record.get("engine", "python"),
+                "verdict": record["verdict"]["kind"],
+                "reason": record["verdict"].get("reason", ""),
+                "steps": steps,
+            }
+        )
+    return out
+
+
+def page_data(shape: str, summary: pd.DataFrame, profiles: Path, checks: Path) -> dict[str, Any]:
+    """Everything one trace page shows (JSON-ready)."""
+    found = _load_profiles(profiles)
+    mine = f"gem5trace.{shape}"
+    order = [mine, *sorted(k for k in found if k != mine)]
+    return {
+        "shape": shape,
+        "profiles": {k: found[k] for k in order if k in found},
+        "strategies": _strategy_rows(summary, shape),
+        "split": _anatomies(checks),
+        "footprint": FOOTPRINT,
+    }
+
+
+def profile_table(data: dict[str, Any]) -> pd.DataFrame:
+    """The profile figures, a column per workload shape (the trace first)."""
+    columns = {}
+    for name, prof in data["profiles"].items():
+        columns[name] = [_fmt(_get(prof, key), key) for _label, key in PROFILE_ROWS]
+    return pd.DataFrame(columns, index=[label for label, _key in PROFILE_ROWS])
+
+
+def fig_bounds(data: dict[str, Any]) -> plt.Figure:
+    """Bounds against workers, a panel per workload shape (the trace first), a line per strategy."""
+    profiles = data["profiles"]
+    n = max(len(profiles), 1)
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), sharey=True, squeeze=False)
+    for ax, (name, prof) in zip(axes[0], profiles.items(), strict=False):
+        for strategy, row in prof.get("bounds", {}).items():
+            ps = [int(p) for p in row]
+            ax.plot(ps, [row[p] for p in row], marker="o", markersize=3, label=strategy)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("workers")
+        ax.set_title(name, fontsize=9)
+    axes[0][0].set_ylabel("ideal speedup (uniform event cost)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1), fontsize=8, frameon=False)
+    fig.suptitle(f"gem5 trace {data['shape']}: bounds against workers, beside the synthetic workloads", fontsize=10)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    return fig
+
+
+def page_html(data: dict[str, Any], figure: str | None) -> str:
+    """The trace page's HTML entry."""
+    strategies = pd.DataFrame(data["strategies"])
+    parts = [
+        f"<h1>gem5 trace {html.escape(data['shape'])}</h1>",
+        f"<p>{html.escape(data['footprint'])}</p>",
+        "<h2>Profile, beside the synthetic workloads</h2>",
+        profile_table(data).to_html(escape=True),
+    ]
+    if figure:
+        parts.append(f"<p>Bounds against workers: <code>{html.escape(figure)}</code></p>")
+    parts.append("<h2>Verdicts and 2-worker loop speedup at the trace's replay cost</h2>")
+    parts.append(strategies.to_html(index=False, escape=True) if not strategies.empty else "<p>no cells</p>")
+    for run in data["split"]:
+        parts.append(f"<h2>split ({html.escape(run['engine'])}): {html.escape(run['verdict'])}</h2>")
+        parts.append(f"<p>{html.escape(run['reason'])}</p><pre>{html.escape(chr(10).join(run['steps']))}</pre>")
+    return "<html><body>" + "\n".join(parts) + "</body></html>\n"
+
+
+def write_page(
+    shape: str, summary: str | Path, profiles: str | Path, checks: str | Path, outdir: str | Path = OUTDIR,
+    fmt: str = "svg",
+) -> dict[str, Path]:  # fmt: skip
+    """Write ``<outdir>/<shape>.json``, ``.html`` and the bounds figure ``.<fmt>``; return their paths."""
+    table = pd.read_csv(summary) if Path(summary).exists() else pd.DataFrame()
+    data = page_data(shape, table, Path(profiles), Path(checks))
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / f"{shape}.json", "html": out / f"{shape}.html", "figure": out / f"{shape}.{fmt}"}
+    fig = fig_bounds(data)
+    fig.savefig(paths["figure"], bbox_inches="tight")
+    plt.close(fig)
+    write_text(paths["json"], json.dumps(data, indent=1) + "\n")
+    write_text(paths["html"], page_html(data, paths["figure"].name))
+    return paths
+
+
+def _text_page(title: str, lines: list[str]) -> plt.Figure:
+    fig = plt.figure(figsize=(11, 8.5))
+    fig.suptitle(title, fontsize=12)
+    wrapped = [w for line in lines for w in (textwrap.wrap(line, 140) or [""])]
+    fig.text(0.04, 0.93, "\n".join(wrapped), va="top", family="monospace", fontsize=7)
+    return fig
+
+
+def pdf_pages(_data: Any = None, outdir: str | Path = OUTDIR) -> list[plt.Figure]:
+    """The trace pages for the PDF: per trace page written in ``outdir``, its tables and its bounds figure."""
+    figs: list[plt.Figure] = []
+    folder = Path(outdir)
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        data = json.loads(path.read_text())
+        lines = [data["footprint"], "", "Profile:", *profile_table(data).to_string().splitlines(), ""]
+        strategies = pd.DataFrame(data["strategies"])
+        lines += ["Verdicts and 2-worker loop speedup at the trace's replay cost:"]
+        lines += strategies.to_string(index=False).splitlines() if not strategies.empty else ["no cells"]
+        for run in data["split"][:2]:
+            lines += ["", f"split ({run['engine']}): {run['verdict']}: {run['reason']}", *run["steps"]]
+        figs.append(_text_page(f"gem5 trace {data['shape']}", lines))
+        figs.append(fig_bounds(data))
+    return figs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tickpar.report.traces --shape S --summary CSV --profiles DIR --checks DIR [--outdir DIR]``."""
+    parser = argparse.ArgumentParser(prog="python -m tickpar.report.traces", description=main.__doc__)
+    parser.add_argument("--shape", required=True)
+    parser.add_argument("--summary", required=True)
+    parser.add_argument("--profiles", required=True)
+    parser.add_argument("--checks", required=True)
+    parser.add_argument("--outdir", default=OUTDIR)
+    parser.add_argument("--format", default="svg", choices=("svg", "png"))
+    args = parser.parse_args(argv)
+    paths = write_page(args.shape, args.summary, args.profiles, args.checks, args.outdir, args.format)
+    print(f"gem5 trace page {args.shape}: {', '.join(str(p) for p in paths.values())}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
