@@ -90,7 +90,6 @@ from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
 from tickpar.pdes.launch import (
-    START_METHODS,
     mpi_launch_stats,
     mpiexec_path,
     run_mpi,
@@ -99,10 +98,10 @@ from tickpar.pdes.launch import (
     usable_cores,
 )
 from tickpar.pdes.lp import LPResult
-from tickpar.pdes.partition import METHODS, Partition
+from tickpar.pdes.options import placement_options, process_options
+from tickpar.pdes.partition import Partition
 from tickpar.pdes.plan import (
     DEFAULT_PARTITION_WEIGHTS,
-    PARTITION_WEIGHTS_OPTION,
     Plan,
     cut_links_below,
     make_plan,
@@ -142,17 +141,11 @@ class Conservative(Strategy):
     options = {
         "sync": Param(str, "window", "window (barrier every lookahead) or null-message (Chandy-Misra-Bryant)",
                       choices=CONSERVATIVE_SYNCS),
-        "backend": Param(str, "threads", "threads (shared model), processes (multiprocessing) or mpi (mpi4py)",
-                         choices=BACKENDS),
-        "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
-                           choices=METHODS),
-        "partition_weights": PARTITION_WEIGHTS_OPTION,
+        **placement_options(BACKENDS, "threads (shared model), processes (multiprocessing) or mpi (mpi4py)"),
         "lookahead": Param(int, None, "ticks per window/promise; none: smallest latency crossing LPs",
                            min=1, nullable=True),
         "oversubscribe": Param(bool, False, "backend=mpi: allow more ranks than cores (MPICH ranks spin)"),
-        "start_method": Param(str, "fork", "backend=processes: multiprocessing start method", choices=START_METHODS),
-        "stall_s": Param(float, 120.0, "an LP waiting longer than this for a packet is a deadlock (0: no limit)",
-                         min=0.0, max=86400.0),
+        **process_options("an LP waiting longer than this for a packet"),
     }
     orders = ("canonical",)
 

@@ -81,11 +81,11 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
+from tickpar.pdes.launch import run_processes, run_threads
 from tickpar.pdes.lp import LPResult
-from tickpar.pdes.partition import METHODS, Partition
+from tickpar.pdes.options import placement_options, process_options
+from tickpar.pdes.partition import Partition
 from tickpar.pdes.plan import (
-    PARTITION_WEIGHTS_OPTION,
     Plan,
     make_plan,
     partition_weights,
@@ -143,17 +143,11 @@ class Optimistic(Strategy):
                         min=0, max=10**15),
         "window_ratio": Param(float, None, "window as a multiple of the lookahead (overrides window; 0: unbounded)",
                               min=0.0, max=1e9, nullable=True),
-        "backend": Param(str, "threads", "threads (shared model) or processes (one per LP, sockets)",
-                         choices=BACKENDS),
-        "partition": Param(str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)",
-                           choices=METHODS),
-        "partition_weights": PARTITION_WEIGHTS_OPTION,
+        **placement_options(BACKENDS, "threads (shared model) or processes (one per LP, sockets)"),
         "gvt_interval": Param(int, 64, "LP 0 starts a GVT round every this many of its events (and when idle)",
                               min=1, max=10**9),
         "rollback_check": Param(bool, False, "run every event, roll it back, run it again: find unsaved state"),
-        "start_method": Param(str, "fork", "backend=processes: multiprocessing start method", choices=START_METHODS),
-        "stall_s": Param(float, 120.0, "an LP waiting longer than this for a packet is a deadlock (0: no limit)",
-                         min=0.0, max=86400.0),
+        **process_options("an LP waiting longer than this for a packet"),
     }  # fmt: skip
     orders = ("canonical",)
 

@@ -65,11 +65,11 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
-from tickpar.pdes.launch import START_METHODS, run_processes, run_threads
+from tickpar.pdes.launch import run_processes, run_threads
 from tickpar.pdes.lp import LPResult
-from tickpar.pdes.partition import METHODS, Partition
+from tickpar.pdes.options import placement_options, process_options
+from tickpar.pdes.partition import Partition
 from tickpar.pdes.plan import (
-    PARTITION_WEIGHTS_OPTION,
     Plan,
     make_plan,
     partition_weights,
@@ -111,16 +111,8 @@ class Quantum(Strategy):
             str, "clamp", "an event behind its queue's clock: clamp (par-gem5) or error (gem5's assert)",
             choices=LATE_MODES,
         ),
-        "backend": Param(str, "threads", "threads (shared model) or processes (multiprocessing)", choices=BACKENDS),
-        "partition": Param(
-            str, "auto", "auto (graph partitioner), roundrobin or linear (by component id)", choices=METHODS
-        ),
-        "partition_weights": PARTITION_WEIGHTS_OPTION,
-        "start_method": Param(str, "fork", "backend=processes: multiprocessing start method", choices=START_METHODS),
-        "stall_s": Param(
-            float, 120.0, "a queue waiting longer than this at a barrier is a deadlock (0: no limit)",
-            min=0.0, max=86400.0,
-        ),
+        **placement_options(BACKENDS, "threads (shared model) or processes (multiprocessing)"),
+        **process_options("a queue waiting longer than this at a barrier"),
     }
     orders = ("canonical",)
 
