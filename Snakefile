@@ -4,7 +4,8 @@
 #   bench.smk      timing: one job per workload shape after every check, interleaved pyperf rounds
 #   engine.smk     the engine benchmark: tickpar against SimPy, desimpy, salabim, heapq (bench/engine.py), alone
 #   aggregate.smk  results/summary.csv (tickpar/pipeline/aggregate.py)
-#   report.smk     figures, findings, results/report.pdf (tickpar/report/render.py); HTML via --report
+#   report.smk     the answer page (first), figures, findings, appendix, results/report.pdf and results/answer.csv
+#                  (tickpar/report/render.py); HTML via --report
 #   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report/failures.py)
 #   accuracy.smk   results/accuracy.csv and its figure (tickpar/pipeline/accuracy.py, tickpar/report/accuracy.py)
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html

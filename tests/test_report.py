@@ -202,3 +202,22 @@ def test_scaling_lines_name_their_validation_error_and_range() -> None:
     held = here.assign(validation="held-out")
     assert validation(held)[3] == "held-out"
     assert validation(here.assign(validation="fit")) is None
+
+
+def test_scaling_legends_overlap_no_panel_and_no_other_legend() -> None:
+    """The scaling page's labels were drawn at line ends and collided; each panel's legend now sits clear of
+    every panel and every other legend."""
+    from tickpar.report.speed import fig_scaling
+
+    pred = pd.concat([_prediction().assign(shape=shape) for shape in ("fine", "fine.work_us10", "fine.work_us100")])
+    df = _summary().assign(family=_summary()["shape"])  # three families: three panels
+    fig = fig_scaling(df, pred, {"tick-barrier/component": "C0"})
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_legend() is not None]
+    assert len(panels) == 3
+    boxes = [ax.get_legend().get_window_extent(renderer) for ax in panels]
+    for i, box in enumerate(boxes):
+        assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in panels), i
+        assert not any(box.overlaps(other) for j, other in enumerate(boxes) if j != i), i
+    plt.close(fig)

@@ -14,13 +14,21 @@ import pandas as pd
 
 from tickpar.report.layout import html_page, html_table
 
-__all__ = ["TITLE", "answer_html", "answer_pdf", "finding_lines"]
+__all__ = ["LEGEND", "TITLE", "answer_html", "answer_pdf", "finding_lines"]
 
 TITLE = "Answer"
 #: Characters per line of each column's cells (the PDF table wraps its text to these widths).
-_WRAP = {"scope": 9, "strategy variant": 16, "correct?": 20, "why": 34}
+_WRAP = {"scope": 14, "strategy variant": 30, "correct?": 22, "why": 34}
 _WRAP_DEFAULT = 17
 _LANDSCAPE = (11.69, 8.27)
+#: How to read the table's cells (under it in the PDF, above it in the HTML).
+LEGEND = (
+    "Speedups: the best loop speedup (the strategy's execution alone) of a counted cell at 2 workers against the "
+    "same engine's sequential run, [95% interval], and the workload it was measured on. Break-even: the work per "
+    "event (µs) at which the speedup crosses 1 (≈ interpolated, < below the smallest value swept, > beyond the "
+    "largest). Model: predicted speedup at 16 and 64 workers on the shape nearest the engine's representative work, "
+    "with its median error over the measured points it was not fitted on and the worker range they cover."
+)
 
 
 def finding_lines(found: Sequence[tuple[str, str]]) -> list[str]:
@@ -31,10 +39,10 @@ def finding_lines(found: Sequence[tuple[str, str]]) -> list[str]:
 def _wrapped(table: pd.DataFrame) -> tuple[list[list[str]], list[str], list[int]]:
     """Cell texts wrapped to their column's width, the wrapped headers, and each row's line count."""
     cols = list(table.columns)
-    widths = [_WRAP.get(c, _WRAP_DEFAULT) for c in cols]
+    widths = [_WRAP.get(c, _WRAP_DEFAULT) - 3 for c in cols]  # the cell's padding
     header = ["\n".join(textwrap.wrap(c, w)) for c, w in zip(cols, widths, strict=True)]
     cells = [
-        ["\n".join(textwrap.wrap(str(v), w) or [""]) for v, w in zip(row, widths, strict=True)]
+        ["\n".join(textwrap.wrap(str(v), w, break_on_hyphens=False) or [""]) for v, w in zip(row, widths, strict=True)]
         for row in table.astype(str).values.tolist()
     ]
     lines = [max(t.count("\n") + 1 for t in row) for row in [header, *cells]]
@@ -48,6 +56,8 @@ def answer_pdf(table: pd.DataFrame, found: Sequence[tuple[str, str]], subtitle: 
     if subtitle:
         fig.text(0.04, 0.925, textwrap.shorten(subtitle, 170), fontsize=8, color="#444444", va="top")
     top = 0.90
+    if "scope" in table.columns and table["scope"].nunique() == 1:
+        table = table.drop(columns="scope")  # one scope (no gem5 traces): the column says nothing
     if not table.empty:
         cells, header, lines = _wrapped(table)
         line_h = 0.0125
@@ -64,7 +74,9 @@ def answer_pdf(table: pd.DataFrame, found: Sequence[tuple[str, str]], subtitle: 
             cell.set_height(lines[r] / total)
             if r == 0:
                 cell.set_facecolor("#eeeeee")
-        top -= height + 0.03
+        top -= height + 0.012
+        fig.text(0.04, top, textwrap.fill(LEGEND, 200), fontsize=6.5, color="#444444", va="top")
+        top -= 0.05
     y = top
     for line in finding_lines(found):
         for i, part in enumerate(textwrap.wrap(line, 170)):
@@ -78,5 +90,6 @@ def answer_html(table: pd.DataFrame, found: Sequence[tuple[str, str]], notes: Se
     """The HTML report's answer entry: the same table and findings."""
     items = "".join(f"<li>{html.escape(text)} <i>(page: {html.escape(page)})</i></li>" for text, page in found)
     extra = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
-    body = f"<h2>{TITLE}</h2>{html_table(table)}<h3>Findings, ranked</h3><ol>{items}</ol>{extra}"
+    body = (f"<h2>{TITLE}</h2><p>{html.escape(LEGEND)}</p>{html_table(table)}<h3>Findings, ranked</h3>"
+            f"<ol>{items}</ol>{extra}")  # fmt: skip
     return html_page(TITLE, body)

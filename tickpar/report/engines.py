@@ -1,4 +1,4 @@
-"""The Python and the native (C++) engine side by side (DESIGN.md §11): the report page ``engines``.
+"""The Python and the native (C++) engine side by side: the report page ``engines``.
 
 * Top: loop speedup (the strategy's execution alone: for a native cell the replay loop) at the largest
   timed worker count against the work per event (µs, log axis), one panel per (workload family,

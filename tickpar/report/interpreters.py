@@ -1,4 +1,4 @@
-"""The interpreters side by side: the default CPython and a free-threaded one (DESIGN.md §11).
+"""The interpreters side by side: the default CPython and a free-threaded one.
 
 Pages of :mod:`tickpar.report.render`:
 

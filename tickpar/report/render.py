@@ -1,4 +1,4 @@
-"""The report: captioned seaborn figures, findings computed from the data, an environment page, and a PDF.
+"""The report: the answer page, captioned seaborn figures, findings, an environment page, an appendix, and a PDF.
 
 Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.pipeline.aggregate`) and
 ``results/prediction.csv`` (:mod:`tickpar.perf.prediction`), so a report can be
@@ -8,14 +8,17 @@ rebuilt from the tables alone::
         --engine-bench results/engine/engine.json --outdir results/report --pdf results/report.pdf
 
 The pages are :data:`PAGES`, in PDF order; figure pages are also written one
-file each, for Snakemake's HTML report:
+file each, for Snakemake's HTML report, and the text pages of :data:`HTML_PAGES` as HTML:
 
-* ``findings`` (PDF page; ``findings.html`` for the HTML report): sentences
-  computed from the tables, none written by hand (with, for relaxed strategies,
-  the quantum ratio at which the error passes 1% and 15%);
-* ``environment``: CPU, cores, Python, GIL, work model, versions, and the engine benchmark: tickpar's
-  events/s beside SimPy, desimpy, salabim and a bare heapq loop, with the speed goals judged from
-  it (``results/engine/engine.json``, :mod:`tickpar.report.engine_bench`);
+* ``answer`` (page 1, titled "Answer"; ``answer.html`` and ``results/answer.csv``): per strategy
+  variant, correct? and why, 2-worker speedups at representative work per event per engine,
+  break-even, the model at 16 and 64 workers; then at most eight ranked findings, each naming its
+  page (:mod:`tickpar.report.answer`, drawn by :mod:`tickpar.report.answer_page`);
+* ``findings`` (``findings.html``): the detailed sentences computed from the tables
+  (:mod:`tickpar.report.findings`), with, for relaxed strategies, the quantum ratio at which the
+  error passes 1% and 15%;
+* ``environment``: CPU, cores, Python, GIL, work model, versions, and the engine benchmark's table:
+  tickpar's events/s beside SimPy, desimpy, salabim and a bare heapq loop (:mod:`tickpar.report.environment`);
 * ``correctness``: strategy/variant x (workload shape, workers) -> the worst
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
   did not promise, ``*`` a cell whose seeds disagree;
@@ -25,27 +28,29 @@ file each, for Snakemake's HTML report:
 * ``breakeven``: speedup at the largest timed worker count against the work per
   event on a log axis; where a line crosses 1 the strategy breaks even;
 * ``interpreters`` and ``ft_cost``: the default and the free-threaded interpreter
-  side by side, speedup against the work per event per work mode, and the
-  free-threaded build's single-thread cost (:mod:`tickpar.report.interpreters`);
+  side by side (:mod:`tickpar.report.interpreters`);
 * ``engines``: the Python and the native (C++) engine side by side, loop speedup against the
-  work per event with each strategy's break-even, and native ``split``'s verdicts over its
-  real-thread check cells (:mod:`tickpar.report.engines`);
-* ``scaling``: predicted speedup for P = 1 ... 64, presets ``here`` and
-  ``cxx``, with the measured points on top;
-* ``time_per_event``: mean seconds per event (µs), per strategy and worker count;
-* ``overhead``: (T - T_sequential) / events (µs): at one worker, the synchronisation cost;
-* ``optimism``: optimistic (Time Warp) beside conservative: speedup, Time Warp efficiency
-  and rollback length against work per event and against lookahead (:mod:`tickpar.report.optimism`);
+  work per event with each strategy's break-even (:mod:`tickpar.report.engines`);
+* ``scaling``: predicted speedup for P = 1 ... 64, presets ``here`` and ``cxx``, with the
+  measured points on top and a legend per panel;
+* ``time_per_event`` and ``overhead``: the cost per event and what synchronisation adds to it;
+* ``optimism``: optimistic (Time Warp) beside conservative (:mod:`tickpar.report.optimism`);
 * ``accuracy`` (PDF page; the HTML figure comes from rules/accuracy.smk): relaxed strategies'
   error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report.accuracy`);
-* ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``).
+* ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``);
+* ``failures``: the anatomy pages of rules/failures.smk, when made;
+* ``appendix`` (last; ``appendix.html``): timing diagnostics (re-timed rounds, contention, cells
+  that do not count) and the counted cells above their bound (:mod:`tickpar.report.appendix`).
+
+Each figure page says what to read from it (:mod:`tickpar.report.captions`), under the figure in
+the PDF and first in its ``report/{name}.rst`` caption.
 
 **Adding a page** is one function ``make(data: ReportData) -> Figure`` (or a
 list of figures for a multi-page table) and one :class:`Page` entry in
 :data:`PAGES` (``figure=False`` for a PDF-only page).  A figure page also needs
 its output: a ``REPORT_OUTPUTS`` entry in ``rules/common.smk``, a ``report(...)``
-output of ``report_files`` in ``rules/report.smk`` and its caption
-``report/{name}.rst``.  Put a family of pages in its own module, as
+output of ``report_files`` in ``rules/report.smk``, its caption ``report/{name}.rst`` and its
+sentence in :data:`tickpar.report.captions.READ`.  Put a family of pages in its own module, as
 :mod:`tickpar.report.speed` does for the speedup study.
 """
 
