@@ -315,14 +315,13 @@ def test_case21_autodelete_release_points(queue: EventQueue) -> None:
 
     # rescheduled by its own process(): released only once, after the last run
     runs: list[int] = []
-    again = Counted(name="again")
 
     def again_process() -> None:
         runs.append(queue.cur_tick)
         if len(runs) < 3:
             queue.schedule(again, queue.cur_tick + 5)
 
-    again._callback = again_process
+    again = Counted(again_process, name="again")
     queue.schedule(again, 20)
     queue.service_one()
     assert again.released == 0 and again.scheduled

@@ -222,9 +222,8 @@ def test_run_entry_and_run_op_serve_inside_the_batch(log: list[object]) -> None:
 def test_double_schedule_runs_twice_each_at_its_own_tick(log: list[object]) -> None:
     """gem5 links a double-scheduled event in twice: both entries run, each with cur_tick and when of its own."""
     q = EventQueue(checks=False)
-    a = tagged(log, "A", queue=q)
     seen_when: list[int] = []
-    a._callback = lambda: (log.append(("A", q.cur_tick)), seen_when.append(a.when))  # type: ignore[attr-defined]
+    a = Event(lambda: (log.append(("A", q.cur_tick)), seen_when.append(a.when)), "A")  # type: ignore[func-returns-value]
     q.schedule(a, 20)
     q.schedule(a, 10)
     assert len(q) == 2 and a.when == 10 and [v.reason for v in q.violations] == ["already-scheduled"]

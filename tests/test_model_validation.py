@@ -1,5 +1,5 @@
-"""Issue #17: held-out shapes, overheads fitted from 1-worker runs, the bound judged with the speedup's interval,
-and the model's error recomputed from summary.csv and prediction.csv alone."""
+"""The prediction model's validation (issue #17): held-out shapes, overheads fitted from 1-worker runs, the bound
+judged with the speedup's interval, and the model's error recomputed from summary.csv and prediction.csv alone."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import CALIBRATION, independent_dag  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
 from tickpar.perf.prediction import (
     PREDICTION_COLUMNS,
@@ -25,13 +26,6 @@ from tickpar.report.model_error import COLUMNS, model_error_table, recompute
 from tickpar.runner import resolve_cell
 
 REPO = Path(__file__).resolve().parents[1]
-CALIBRATION = {
-    "cores": 2,
-    "o_event_s": 1e-6,
-    "work": {"gil-release": [1e-6, 1e-6], "gil-hold": [0.0, 1e-6]},
-    "sync_model": {"threads": [5e-5, 1e-5], "processes": [4e-5, 1e-5], "mpi": [4e-5, 1e-5]},
-    "o_msg_s": {"threads": 5e-7, "processes": 2e-6, "mpi": 2e-6},
-}
 SMALL = {"cores": 4, "l2_banks": 2, "requests_per_core": 6, "link_latency": 2000, "work_us": 100}
 
 
@@ -247,7 +241,6 @@ def test_work_overlap_inflates_released_work_beside_another_thread_only() -> Non
     """The calibrated work_overlap (a GIL-releasing call's time beside a second thread over alone) slows the
     model's threads at P >= 2 (interpolated by call size); a size measured under contention is left out;
     processes take none."""
-    from tests.test_prediction import _independent
     from tickpar.perf.prediction import preset, strategy_time
 
     overlap = {"call_us": [10.0, 100.0], "inflation": [2.0, 1.0], "cpu_available": [1.0, 1.0]}
@@ -261,7 +254,7 @@ def test_work_overlap_inflates_released_work_beside_another_thread_only() -> Non
     assert preset("here", "threads", "gil-release", {**CALIBRATION, "work_overlap": contended}).work_overlap == (
         (100.0, 1.0),
     )
-    dag = _independent(4, 0.0, 10.0)
+    dag = independent_dag(4, 0.0, 10.0)
     plain = preset("here", "threads", "gil-release", CALIBRATION)
     _, fast = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
     _, slow = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import CALIBRATION, independent_dag  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
-from tickpar.kernel.eventq import canonical_source
-from tickpar.perf.bounds import Dag, Overheads, cxx_costs
+from tickpar.perf.bounds import Overheads, cxx_costs
 from tickpar.perf.prediction import (
     PREDICTION_COLUMNS,
     Preset,
@@ -25,22 +25,6 @@ from tickpar.perf.prediction import (
     strategy_time,
 )
 from tickpar.runner import resolve_cell
-
-#: A calibration record as `calibrate` writes it, with round figures (no measuring in tests).
-CALIBRATION = {
-    "cores": 2,
-    "o_event_s": 1e-6,
-    "work": {"gil-release": [1e-6, 1e-6], "gil-hold": [0.0, 1e-6]},
-    "sync_model": {"threads": [5e-5, 1e-5], "processes": [4e-5, 1e-5], "mpi": [4e-5, 1e-5]},
-    "o_msg_s": {"threads": 5e-7, "processes": 2e-6, "mpi": 2e-6},
-}
-
-
-def _independent(n: int, engine: float, work_us: float) -> Dag:
-    """n independent events of n components in one tick, each ``engine`` s of engine cost and ``work_us`` of work."""
-    records = [(c, 5, 0, canonical_source(c, 1), 1, 1, engine, work_us, 1) for c in range(n)]
-    lookahead = [(a, b, 10) for a in range(n) for b in range(n) if a != b]
-    return Dag.from_records(records, n, lookahead)
 
 
 def _costs(gil: bool, o_sync: float = 0.0) -> Preset:
@@ -78,7 +62,7 @@ def test_presets_carry_their_costs_and_cxx_names_its_calibration_file() -> None:
 
 def test_tick_barrier_time_with_and_without_the_gil() -> None:
     """Four independent events of 1 s engine + 3 s work: 4 workers -> 4 s, but the GIL serialises the engine parts."""
-    dag = _independent(4, 1.0, 3.0)
+    dag = independent_dag(4, 1.0, 3.0)
     t1, free = strategy_time(dag, "tick-barrier", {}, _costs(gil=False), (1, 2, 4), optimistic=True)
     assert t1 == pytest.approx(16.0)
     assert free == pytest.approx({1: 16.0, 2: 8.0, 4: 4.0})
@@ -271,7 +255,7 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
     calibration = {**CALIBRATION, "work_units_per_us": {"gil-release": GIL_RELEASE_MIN_BYTES / 5.0}}  # threshold 5 µs
     costs = preset("here", "threads", "gil-release", calibration)
     assert costs.gil_hold_below_us == pytest.approx(5.0)
-    small, large = _independent(4, 0.0, 1.0), _independent(4, 0.0, 50.0)
+    small, large = independent_dag(4, 0.0, 1.0), independent_dag(4, 0.0, 50.0)
     _, held = strategy_time(small, "tick-barrier", {}, costs, (1, 4), optimistic=False)
     _, released = strategy_time(large, "tick-barrier", {}, costs, (1, 4), optimistic=False)
     t1_small = 4 * (1e-6 + 1e-6)  # per call + per µs, as CALIBRATION's work line says
@@ -315,7 +299,7 @@ def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -
     overlap = {"call_us": [10.0], "inflation": [3.0], "cpu_available": [1.0]}
     both = preset("here", "threads", "gil-release", {**calibration, "work_overlap": overlap})
     plain = preset("here", "threads", "gil-release", CALIBRATION)
-    dag = _independent(8, 0.0, 10.0)
+    dag = independent_dag(8, 0.0, 10.0)
     _, base = strategy_time(dag, "tick-barrier", {}, plain, (1, 2), optimistic=False)
     _, got = strategy_time(dag, "tick-barrier", {}, costs, (1, 2), optimistic=False)
     _, with_overlap = strategy_time(dag, "tick-barrier", {}, both, (1, 2), optimistic=False)
@@ -329,7 +313,7 @@ def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:
     from tickpar.perf.prediction import strategy_time
 
     tb = {"event_s": 2e-6, "batch_s": 300e-6, "cpu_available": 1.0}
-    dag = _independent(8, 1e-6, 50.0)
+    dag = independent_dag(8, 1e-6, 50.0)
     plain = preset("here", "threads", "gil-release", CALIBRATION)
     costs = preset("here", "threads", "gil-release", {**CALIBRATION, "tick_barrier": tb})
     assert (costs.tb_event_s, costs.tb_batch_s) == (2e-6, 300e-6)

@@ -1,0 +1,22 @@
+"""Helpers shared by the prediction and model-validation tests: a round-figure calibration and a small DAG."""
+
+from __future__ import annotations
+
+from tickpar.kernel.eventq import canonical_source
+from tickpar.perf.dag import Dag
+
+#: A calibration record as `calibrate` writes it, with round figures (no measuring in tests).
+CALIBRATION = {
+    "cores": 2,
+    "o_event_s": 1e-6,
+    "work": {"gil-release": [1e-6, 1e-6], "gil-hold": [0.0, 1e-6]},
+    "sync_model": {"threads": [5e-5, 1e-5], "processes": [4e-5, 1e-5], "mpi": [4e-5, 1e-5]},
+    "o_msg_s": {"threads": 5e-7, "processes": 2e-6, "mpi": 2e-6},
+}
+
+
+def independent_dag(n: int, engine: float, work_us: float) -> Dag:
+    """n independent events of n components in one tick, each ``engine`` s of engine cost and ``work_us`` of work."""
+    records = [(c, 5, 0, canonical_source(c, 1), 1, 1, engine, work_us, 1) for c in range(n)]
+    lookahead = [(a, b, 10) for a in range(n) for b in range(n) if a != b]
+    return Dag.from_records(records, n, lookahead)
