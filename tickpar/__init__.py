@@ -17,6 +17,34 @@ The layers, bottom to top (each imports only those below it; import-linter holds
 
 Modules moved into the layers in 0.2 (``tickpar.oracle`` is now ``tickpar.verify.oracle``, ...):
 importing an old name fails with one line that names the new one.
+
+Glossary (one meaning per word; where a name predates it, the name stays and its help says which):
+
+LP (logical process)
+    A share of the model's components with an event queue of its own, run by one worker of a
+    partitioned strategy (conservative, optimistic, quantum; :mod:`tickpar.pdes.lp`).  Only that.
+    PHOLD's ``lps`` parameter is older than this rule: it counts PHOLD's simulated *objects* (each a
+    component), whatever the strategy's LPs are; it keeps its name for compatibility.
+partition
+    The assignment of every component to an LP (:mod:`tickpar.pdes.partition`; the ``partition``
+    option of the partitioned strategies: ``auto``, ``roundrobin`` or ``linear``).
+worker
+    One thread or process a strategy runs the simulation on; ``workers`` (``P``) is how many.  A
+    partitioned strategy runs one LP per worker.
+rank
+    One MPI process (``backend=mpi``): the worker of one LP.
+window
+    Conservative's ``sync=window``: a span ``[t, t + lookahead)`` of simulated time that every LP runs
+    before a barrier.  Optimistic's ``window`` option is a different thing, a bound on optimism: LPs
+    run only events before GVT + ``window`` ticks.
+bin
+    gem5's unit of ties: the events of one ``(when, priority)``, run in the queue's tie order.
+batch
+    Tick-barrier's unit of parallel work: one bin popped at once, plus the zero-delay children its
+    events schedule into it, run between two barriers.
+occurrence
+    In an imported gem5 trace (:mod:`tickpar.gem5`): one run of an event object (an *instance*);
+    the operations it made (schedules, reschedules, deschedules) belong to it.
 """
 
 from __future__ import annotations
