@@ -154,30 +154,6 @@ class ImportedTrace:
                 last[inst] = occ
         return last
 
-    def is_message(self) -> list[bool]:
-        """Per instance: one schedule, by another component's occurrence, ``delay > 0``, never moved.
-
-        Such an instance is replayed as a message through a link (what a partitioned run can
-        send across LPs); every other operation on another component's event is a direct call
-        into that component (gem5's port calls), as gem5 makes it.
-        """
-        ops = [0] * len(self.inst_obj)
-        first = [-1] * len(self.inst_obj)
-        for i, inst in enumerate(self.op_inst):
-            ops[inst] += 1
-            if first[inst] < 0:
-                first[inst] = i
-        out = [False] * len(self.inst_obj)
-        for inst, n in enumerate(ops):
-            i = first[inst]
-            if n != 1 or i < 0 or self.op_kind[i] != SCHEDULE or self.op_mode[i] != CLOCK:
-                continue
-            occ = self.op_occ[i]
-            if occ < 0 or self.op_value[i] <= 0:
-                continue
-            out[inst] = self.inst_comp(self.occ_inst[occ]) != self.inst_comp(inst)
-        return out
-
 
 class _Importer:
     """The streaming reconstruction (one pass over the lines; see the module docstring)."""

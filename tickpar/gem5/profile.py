@@ -23,16 +23,15 @@
 from __future__ import annotations
 
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from tickpar.gem5.coupling import Coupling, coupling, trace_traits
 from tickpar.gem5.emit import emit_trace
 from tickpar.gem5.importer import ImportedTrace, import_trace
-from tickpar.gem5.replay import replay_plan
 from tickpar.native.record import DESCHEDULE
 from tickpar.perf.bounds import bounds
 from tickpar.perf.dag import Dag
@@ -58,29 +57,34 @@ FOOTPRINT_NOTE = (
 _EVENT_COST_S = 1e-6  # uniform event cost: the bounds are ratios, the unit cancels
 
 
-def trace_dag(trace: ImportedTrace) -> Dag:
+def trace_dag(trace: ImportedTrace, c: Coupling | None = None) -> Dag:
     """The served occurrences as a :class:`~tickpar.perf.dag.Dag` (uniform cost, parent = last scheduler)."""
-    plan = replay_plan(trace)
-    served = trace.served()
-    sched = trace.schedulers()
-    inst = [trace.occ_inst[k] for k in served]
-    parent = [sched[i] for i in inst]  # occurrence ids are positions in execution order
+    c = c if c is not None else coupling(trace)
+    served = c.served
+    n = len(served)
+    inst = np.asarray(trace.occ_inst, dtype=np.int64)[served]
+    # An instance's parent: the occurrence of its last schedule or reschedule (ids are execution positions).
+    op_occ = np.asarray(trace.op_occ, dtype=np.int64)
+    op_inst = np.asarray(trace.op_inst, dtype=np.int64)
+    inserting = np.asarray(trace.op_kind, dtype=np.int64) != DESCHEDULE
+    last = np.full(len(trace.inst_obj), -1, dtype=np.int64)
+    last[op_inst[inserting]] = op_occ[inserting]  # numpy keeps the last write of a repeated index
     frame = pd.DataFrame(
         {
-            "component": np.array([trace.inst_comp(i) for i in inst], dtype=np.int64),
-            "when": np.array([trace.occ_tick[k] for k in served], dtype=np.int64),
-            "priority": np.array([trace.inst_level[i] for i in inst], dtype=np.int64),
-            "source": np.full(len(served), -1, dtype=np.int64),
-            "first": np.zeros(len(served), dtype=np.int64),
-            "last": np.zeros(len(served), dtype=np.int64),
-            "cost_s": np.full(len(served), _EVENT_COST_S),
-            "parent": np.array(parent, dtype=np.int64),
-            "work_us": np.zeros(len(served)),
-            "work_calls": np.zeros(len(served), dtype=np.int64),
+            "component": c.inst_comp[inst],
+            "when": np.asarray(trace.occ_tick, dtype=np.int64)[served],
+            "priority": np.asarray(trace.inst_level, dtype=np.int64)[inst],
+            "source": np.full(n, -1, dtype=np.int64),
+            "first": np.zeros(n, dtype=np.int64),
+            "last": np.zeros(n, dtype=np.int64),
+            "cost_s": np.full(n, _EVENT_COST_S),
+            "parent": last[inst],
+            "work_us": np.zeros(n),
+            "work_calls": np.zeros(n, dtype=np.int64),
         }
     )
-    lookahead = {pair: lat for pair, lat in plan.latency.items()}
-    for pair in plan.direct:
+    lookahead = dict(c.latency)
+    for pair in c.direct:
         lookahead[pair] = 0
     links = [(s, d, lat) for (s, d), lat in sorted(lookahead.items())]
     return Dag(frame, list(trace.components), links, {"trace": trace.path, "end_tick": trace.end_tick})
@@ -93,62 +97,61 @@ def _critical_path(parent: list[int]) -> int:
     return max(depth, default=0)
 
 
-def _quantiles(values: list[int]) -> dict[str, float] | None:
-    if not values:
+def _quantiles(values: np.ndarray) -> dict[str, float] | None:
+    if not len(values):
         return None
-    arr = np.asarray(values, dtype=np.float64)
-    return {f"q{int(q * 100)}": float(np.quantile(arr, q)) for q in QUANTILES} | {"n": len(values)}
+    qs = np.quantile(values.astype(np.float64), QUANTILES)
+    return {f"q{int(q * 100)}": float(v) for q, v in zip(QUANTILES, qs, strict=True)} | {"n": len(values)}
+
+
+def _histogram(counts: np.ndarray) -> dict[str, int]:
+    sizes, ticks = np.unique(counts, return_counts=True)
+    return {str(int(k)): int(v) for k, v in zip(sizes, ticks, strict=True)}
 
 
 def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKERS) -> dict[str, Any]:
     """The profile of ``trace`` (see the module docstring)."""
-    served = trace.served()
-    if not served:
+    c = coupling(trace)
+    served = c.served
+    if not len(served):
         raise ValueError(f"{trace.path}: no event runs before the end tick {trace.end_tick}: nothing to profile")
-    per_tick = Counter(trace.occ_tick[k] for k in served)
-    histogram = Counter(per_tick.values())
-    within: list[int] = []
-    across: list[int] = []
-    zero_cross = 0
-    end = trace.end_tick
-    for i, occ in enumerate(trace.op_occ):
-        if occ < 0 or trace.op_kind[i] == DESCHEDULE or trace.occ_tick[occ] > end:
-            continue
-        mine = trace.inst_comp(trace.occ_inst[occ])
-        other = trace.inst_comp(trace.op_inst[i])
-        delay = trace.op_delay[i]
-        (within if other == mine else across).append(delay)
-        zero_cross += other != mine and delay == 0
-    dag = trace_dag(trace)
-    parent = dag.events["parent"].tolist()
-    cp = _critical_path(parent)
+    ticks = np.asarray(trace.occ_tick, dtype=np.int64)[served]
+    _uniq, per_tick = np.unique(ticks, return_counts=True)
+    occ_tick = np.asarray(trace.occ_tick, dtype=np.int64)
+    op_occ = np.asarray(trace.op_occ, dtype=np.int64)
+    made = (op_occ >= 0) & (np.asarray(trace.op_kind, dtype=np.int64) != DESCHEDULE)
+    made &= occ_tick[np.maximum(op_occ, 0)] <= trace.end_tick
+    delay = np.asarray(trace.op_delay, dtype=np.int64)[made]
+    across = (c.op_src != c.op_dst)[made]
+    dag = trace_dag(trace, c)
+    cp = _critical_path(dag.events["parent"].tolist())
     table = bounds(dag, workers, which=tuple(dict.fromkeys(STRATEGY_BOUNDS.values())))
     out_bounds: dict[str, dict[str, float]] = {}
     for strategy, bound in STRATEGY_BOUNDS.items():
         rows = table[table["bound"] == bound]
         pairs = zip(rows["workers"], rows["speedup"], strict=True)
         out_bounds[strategy] = {str(int(p)): round(float(s), 4) for p, s in pairs}
-    busy = {trace.inst_comp(trace.occ_inst[k]) for k in served}
+    busy = np.unique(dag.events["component"].to_numpy())
     reader = trace.reader
     return {
         "trace": trace.path,
         "format": trace.format,
         "events": len(served),
         "components": len(busy),
-        "component_names": sorted(trace.components[c] for c in busy),
-        "ticks": {"first": trace.occ_tick[served[0]], "last": trace.occ_tick[served[-1]]},
-        "end_tick": end,
+        "component_names": sorted(trace.components[int(i)] for i in busy),
+        "ticks": {"first": int(ticks[0]), "last": int(ticks[-1])},
+        "end_tick": trace.end_tick,
         "events_per_tick": {
-            "histogram": {str(k): v for k, v in sorted(histogram.items())},
+            "histogram": _histogram(per_tick),
             "mean": len(served) / len(per_tick),
             "ticks": len(per_tick),
         },
-        "zero_delay_cross_share": zero_cross / max(len(within) + len(across), 1),
-        "schedule_delay": {"within": _quantiles(within), "across": _quantiles(across)},
+        "zero_delay_cross_share": float((across & (delay == 0)).sum() / max(len(delay), 1)),
+        "schedule_delay": {"within": _quantiles(delay[~across]), "across": _quantiles(delay[across])},
         "critical_path": cp,
         "available_parallelism": len(served) / cp,
         "bounds": out_bounds,
-        "traits": sorted(replay_plan(trace).traits()),
+        "traits": sorted(trace_traits(trace, c)),
         "footprint": FOOTPRINT_NOTE,
         "rules": dict(sorted(trace.rules.items())),
         "lines": {

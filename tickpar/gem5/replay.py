@@ -5,7 +5,7 @@ needs long-lived event objects, as gem5 has.  :func:`replay_plan` maps every ins
 
 * a *long-lived object*, one per (gem5 event object, priority level): scheduled, rescheduled
   and descheduled where the trace says, and run once per occurrence, in order; or
-* a *message* (:meth:`ImportedTrace.is_message`): one schedule by another component's
+* a *message* (:func:`tickpar.gem5.coupling.coupling`): one schedule by another component's
   occurrence with ``delay > 0``, sent through a link whose latency is the smallest such delay
   between the two components (what a partitioned run may cut);
 
@@ -17,19 +17,12 @@ into components without scheduling anything there, which no trace format prints.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
-from tickpar.gem5.importer import CLOCK, ImportedTrace
-from tickpar.native.record import SCHEDULE
-from tickpar.plugins.traits import LONG_RUN_EVENTS
+from tickpar.gem5.coupling import Coupling, coupling, trace_traits
+from tickpar.gem5.importer import ImportedTrace
 
 __all__ = ["ReplayPlan", "replay_plan"]
-
-#: ``many_events_per_tick`` when at least this share of events sits in (tick, priority) bins that
-#: several components share.
-SHARED_BIN_SHARE = 0.25
-
 
 @dataclass
 class ReplayPlan:
@@ -50,6 +43,7 @@ class ReplayPlan:
     links: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: (caller, callee) component pairs with direct calls
     direct: set[tuple[int, int]] = field(default_factory=set)
+    coupling: Coupling | None = None
 
     def performer(self, op: int) -> int:
         """The component whose occurrence made operation ``op`` (-1: before the loop)."""
@@ -57,40 +51,17 @@ class ReplayPlan:
         return -1 if occ < 0 else self.trace.inst_comp(self.trace.occ_inst[occ])
 
     def traits(self) -> frozenset[str]:
-        """The workload traits this trace truly has (see :data:`tickpar.plugins.traits.TRAITS`)."""
-        t = self.trace
-        out: set[str] = {"recorded_operations"}
-        if self.direct:
-            out.add("direct_calls")
-        names_of: dict[int, set[int]] = {}
-        for inst in range(len(t.inst_obj)):
-            names_of.setdefault(t.inst_comp(inst), set()).add(t.inst_name[inst])
-        if any(len(n) > 1 for n in names_of.values()):
-            out.add("several_named_events")
-        served = t.served()
-        bins: dict[tuple[int, int], set[int]] = {}
-        for k in served:
-            inst = t.occ_inst[k]
-            bins.setdefault((t.occ_tick[k], t.inst_level[inst]), set()).add(t.inst_comp(inst))
-        counts = Counter((t.occ_tick[k], t.inst_level[t.occ_inst[k]]) for k in served)
-        shared = sum(n for key, n in counts.items() if len(bins[key]) > 1)
-        if served and shared / len(served) >= SHARED_BIN_SHARE:
-            out.add("many_events_per_tick")
-        if any(t.op_mode[i] != CLOCK and t.op_occ[i] >= 0 for i in range(len(t.op_kind))):
-            out.add("stored_ticks")
-        if any(lat == 0 for lat in self.latency.values()):
-            out.add("zero_latency_links")
-        busy = {t.inst_comp(t.occ_inst[k]) for k in served}
-        if busy and len(served) / len(busy) >= LONG_RUN_EVENTS:
-            out.add("long_run")
-        return frozenset(out)
+        """The workload traits this trace truly has (:func:`tickpar.gem5.coupling.trace_traits`)."""
+        return trace_traits(self.trace, self.coupling)
 
 
 def replay_plan(trace: ImportedTrace) -> ReplayPlan:
     """Objects, messages, links and direct calls of ``trace`` (see the module docstring)."""
     t = trace
-    message = t.is_message()
-    plan = ReplayPlan(trace=t, message=message, inst_object=[-1] * len(t.inst_obj))
+    c = coupling(t)
+    message = c.message.tolist()
+    plan = ReplayPlan(trace=t, message=message, inst_object=[-1] * len(t.inst_obj), coupling=c)
+    plan.latency, plan.direct = c.latency, c.direct
     objects: dict[tuple[int, int], int] = {}
     for inst, obj in enumerate(t.inst_obj):
         if message[inst]:
@@ -116,14 +87,7 @@ def replay_plan(trace: ImportedTrace) -> ReplayPlan:
             continue
         plan.occ_ops[occ].append(i)
         inst = t.op_inst[i]
-        src, dst = plan.performer(i), t.inst_comp(inst)
         if message[inst]:
-            assert t.op_kind[i] == SCHEDULE
-            pair = (src, dst)
-            delay = t.op_value[i]
-            plan.latency[pair] = min(plan.latency.get(pair, delay), delay)
-            links.add((src, dst, t.inst_name[inst], t.inst_level[inst]))
-        elif src != dst:
-            plan.direct.add((src, dst))
+            links.add((plan.performer(i), t.inst_comp(inst), t.inst_name[inst], t.inst_level[inst]))
     plan.links = sorted(links)
     return plan
