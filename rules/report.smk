@@ -16,6 +16,7 @@ rule report_files:
         summary="results/summary.csv",
         prediction="results/prediction.csv",
         failures=FAILURE_OUTPUTS,  # rules/failures.smk: their pages go into the PDF too
+        traces=TRACE_OUTPUTS,  # rules/traces.smk: the gem5 trace pages, in the PDF too (none without traces)
         engine=ENGINE_BENCH_OUTPUTS,  # rules/engine.smk: the environment page's engine table (none when off)
     output:
         answer=report(

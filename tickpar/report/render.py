@@ -39,6 +39,7 @@ file each, for Snakemake's HTML report, and the text pages of :data:`HTML_PAGES`
   error against golden (%) against speedup per quantum ratio (:mod:`tickpar.report.accuracy`);
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``);
 * ``failures``: the anatomy pages of rules/failures.smk, when made;
+* ``traces``: the gem5 trace pages of rules/traces.smk, when the sweep has traces (:mod:`tickpar.report.traces`);
 * ``appendix`` (last; ``appendix.html``): timing diagnostics (re-timed rounds, contention, cells
   that do not count) and the counted cells above their bound (:mod:`tickpar.report.appendix`).
 
@@ -81,6 +82,7 @@ from matplotlib.patches import Patch
 from tickpar.plugins import BASELINE
 from tickpar.report import appendix, engine_bench, environment
 from tickpar.report import failures as report_failures
+from tickpar.report import traces as report_traces
 from tickpar.report.accuracy import accuracy_findings, summary_page
 from tickpar.report.answer import answer_findings, answer_table
 from tickpar.report.answer_page import answer_html, answer_pdf
@@ -385,6 +387,7 @@ def _page_speedups(d: ReportData) -> list[plt.Figure]:
 PAGES: list[Page] = [
     Page("answer", lambda d: answer_pdf(d.answer, d.answer_found, d.subtitle), figure=False),
     Page("findings", _page_findings, figure=False),
+    Page("traces", report_traces.pdf_pages, figure=False),  # rules/traces.smk's gem5 trace pages, when made
     Page("environment", lambda d: environment.pdf_pages(d.environment, d.engine), figure=False),
     Page("correctness", lambda d: fig_correctness(d.df)),
     Page("speedup", lambda d: fig_speedup(d.df)),
