@@ -60,7 +60,7 @@ from threading import get_ident
 from time import perf_counter
 from typing import Any, ClassVar
 
-from tickpar.kernel import statesave
+from tickpar.kernel import snapshot, statesave
 from tickpar.kernel.digests import NAME_ID_BITS, event_id, fold_record
 from tickpar.kernel.eventq import Event, EventQueue, Priority, canonical_source
 
@@ -414,32 +414,11 @@ class Component:
         (:func:`tickpar.kernel.statesave.save_rng`).  Queue state (which events
         are scheduled when) is the queue's: :class:`tickpar.kernel.eventq.JournalQueue`.
         """
-        events = self.events
-        return (
-            self.when,
-            self.count,
-            self.digest,
-            self._seq,
-            statesave.save_rng(self.rng),
-            -1 if self.trace is None else len(self.trace),
-            [e.payload for e in events.values()] if events else None,
-            self.save_state(),
-        )
+        return snapshot.save(self)
 
     def restore(self, saved: tuple[Any, ...]) -> None:
         """Put back a :meth:`save` (each save is restored at most once)."""
-        when, count, digest, seq, rng, trace_len, payloads, own = saved
-        self.when = when
-        self.count = count
-        self.digest = digest
-        self._seq = seq
-        statesave.restore_rng(self.rng, rng)
-        if trace_len >= 0:
-            del self.trace[trace_len:]  # type: ignore[index]
-        if payloads is not None:
-            for event, payload in zip(self.events.values(), payloads, strict=True):
-                event.payload = payload
-        self.restore_state(own)
+        snapshot.restore(self, saved)
 
     def fingerprint(self) -> dict[str, Any]:
         """Every attribute of this component as comparable data (the rollback-safety check).
@@ -448,20 +427,7 @@ class Component:
         trace length, named events' payloads and queue state); the model, the
         queue and the work function count by identity.
         """
-        out: dict[str, Any] = {}
-        for name, value in vars(self).items():
-            if name == "trace":
-                out[name] = -1 if value is None else len(value)
-            elif name == "events":
-                out[name] = tuple(
-                    (ev.name, statesave.fingerprint(ev.payload), ev.scheduled, ev.when if ev.scheduled else None)
-                    for ev in value.values()
-                )
-            elif name in ("model", "queue", "work", "_occupant"):
-                continue
-            else:
-                out[name] = statesave.fingerprint(value)
-        return out
+        return snapshot.fingerprint(self)
 
     # -- context -----------------------------------------------------------------------
     @property
