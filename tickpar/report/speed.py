@@ -576,9 +576,7 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
             f"at {int(best['workers'])} workers"
         ]
         if not math.isnan(best["bound"]):
-            parts.append(f"{best['of_bound']:.0%} of its bound {best['bound']:.2f}x")
-            if lo > best["bound"]:
-                parts.append("ABOVE its bound with the whole interval: a noisy baseline or a wrong bound, check it")
+            parts.append(f"{best['of_bound']:.0%} of its bound {best['bound']:.2f}x")  # above it: the appendix
         workload, family = fam.split("/", 1)
         bp = pts[(pts["workload"] == workload) & (pts["family"] == family) & (pts["label"] == label)]
         if len(bp) >= 2:
