@@ -30,9 +30,18 @@ import sysconfig
 
 from setuptools import setup
 
-#: The modules compiled with mypyc: the event queue and what it imports (keys, digests).  model.py stays
-#: interpreted: its event classes are combined with mixins at run time, which native classes do not allow.
-COMPILED = ["tickpar/kernel/eventkeys.py", "tickpar/kernel/digests.py", "tickpar/kernel/eventq.py"]
+#: The modules compiled with mypyc: the event queue (eventq gathers events, gem5queue, batchq and journalq)
+#: and what it imports (keys, digests).  model.py stays interpreted: its event classes are combined with
+#: mixins at run time, which native classes do not allow.
+COMPILED = [
+    "tickpar/kernel/eventkeys.py",
+    "tickpar/kernel/digests.py",
+    "tickpar/kernel/events.py",
+    "tickpar/kernel/gem5queue.py",
+    "tickpar/kernel/batchq.py",
+    "tickpar/kernel/journalq.py",
+    "tickpar/kernel/eventq.py",
+]
 MYPY = "mypy>=2.4,<3"
 
 
