@@ -51,12 +51,12 @@ without them.  :class:`Overheads` comes as presets (:func:`overheads`):
 * ``cxx``: the native C++ engine's costs, measured by ``tickpar calibrate`` (:func:`cxx_costs`:
   a mutex per event, a spinning barrier round per doubling of ``P``, a cross-thread message), read
   from the calibration file it names.
-* ``calibrated``: measured in this process: ``o_event`` is the sequential
-  engine's own per-event cost with no work (a component rescheduling one event,
-  through the real :class:`~tickpar.kernel.model.Model` and queue), i.e. a parallel
-  engine is assumed to redo at least that bookkeeping once per event; ``o_sync(P)``
-  is one ``threading.Barrier(P)`` round between ``P`` threads (it grows with
-  ``P``; process and MPI backends synchronise at other costs).
+* ``here`` (older name ``calibrated``): measured in this process, as the prediction's ``here``
+  preset for threads: ``o_event`` is the sequential engine's own per-event cost with no work (a
+  component rescheduling one event, through the real :class:`~tickpar.kernel.model.Model` and
+  queue), i.e. a parallel engine is assumed to redo at least that bookkeeping once per event;
+  ``o_sync(P) = a + b log2 P`` fitted to window exchanges between ``2 <= P <= cores`` threads
+  (it grows with ``P``; process and MPI backends synchronise at other costs).
 
 Bounds (``P`` workers, ``W = sum(ĉ)``)
 ---------------------------------------
@@ -119,6 +119,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -130,6 +131,8 @@ from tickpar.pdes.partition import pack_balanced
 from tickpar.perf.calibrate import (  # re-exported (module docstring)
     calibrate_barrier,
     calibrate_event_cost,
+    measured_sync,
+    thread_exchange,
 )
 from tickpar.perf.costs import (  # re-exported (module docstring)
     CALIBRATION_ENV,
@@ -137,6 +140,8 @@ from tickpar.perf.costs import (  # re-exported (module docstring)
     cxx_calibration,
     cxx_costs,
     cxx_overheads,
+    fit_sync,
+    sync_cost,
 )
 from tickpar.perf.dag import (  # re-exported (module docstring)
     DAG_FORMAT,
@@ -174,19 +179,27 @@ __all__ = [
     "window_time",
 ]
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
-OVERHEAD_PRESETS = ("calibrated", "cxx", "zero")
+#: The bounds' presets, named as the prediction's (:data:`tickpar.perf.costs.PRESETS`) plus ``zero``;
+#: ``calibrated`` is ``here``'s older name, still taken.
+OVERHEAD_PRESETS = ("here", "cxx", "zero", "calibrated")
 
 
 def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
-    """A preset: ``zero``, ``cxx`` (:func:`cxx_costs`, the native engine's calibration) or ``calibrated``."""
+    """A preset: ``zero``, ``cxx`` (:func:`cxx_costs`, the native engine's calibration) or ``here``.
+
+    ``here`` (``calibrated`` is its older name) is the prediction's ``here`` preset for threads: this
+    process's per-event cost and its one sync calibration, window exchanges between ``P`` threads at
+    ``2 <= P <= cores`` fitted to ``a + b log2 P`` (:func:`tickpar.perf.calibrate.measured_sync`,
+    :func:`tickpar.perf.costs.sync_cost`).  ``workers``: unused (the fit covers every ``P``).
+    """
     if name == "zero":
         return Overheads("zero", 0.0, 0.0)
     if name == "cxx":
         return cxx_overheads()
-    if name == "calibrated":
-        return Overheads(
-            "calibrated", calibrate_event_cost(), {int(p): calibrate_barrier(int(p)) for p in sorted(set(workers))}
-        )
+    if name in ("here", "calibrated"):
+        cores = max(1, len(os.sched_getaffinity(0)))
+        sync = sync_cost(*fit_sync(measured_sync(thread_exchange, cores)))
+        return Overheads("here", calibrate_event_cost(), sync, source="this process: o_event and the threads exchange")
     raise ValueError(f"overheads {name!r} is not allowed: choose one of {', '.join(OVERHEAD_PRESETS)}")
 
 

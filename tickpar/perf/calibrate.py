@@ -309,6 +309,12 @@ def _exchange_rounds(transport: Any, peers: Sequence[int], rounds: int) -> float
     return (time.perf_counter() - started) / rounds
 
 
+def measured_sync(exchange: Callable[[int], float], cores: int, tries: int = 3) -> dict[int, float]:
+    """Seconds per window exchange at each ``P`` in ``2 .. cores`` (best of ``tries``; ``{1: 0.0}`` on one core):
+    the one Python sync calibration, which :func:`tickpar.perf.costs.fit_sync` fits (never oversubscribed)."""
+    return {p: min(exchange(p) for _ in range(tries)) for p in range(2, cores + 1)} or {1: 0.0}
+
+
 def thread_exchange(workers: int, rounds: int = 60) -> float:
     """Seconds per window exchange between ``workers`` LP threads (:class:`tickpar.pdes.transport.ThreadTransport`)."""
     from tickpar.pdes.transport import ThreadTransport

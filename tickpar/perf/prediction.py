@@ -87,6 +87,7 @@ from tickpar.perf.calibrate import (
     calibrate_event_cost,
     gil_handoff,
     gil_release_bytes,
+    measured_sync,
     pickled_message,
     process_exchange,
     thread_exchange,
@@ -161,8 +162,8 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
     cores = cores or len(os.sched_getaffinity(0))
     cores = max(1, int(cores))
     # Processes first: never fork while measuring threads are alive.
-    procs = {p: min(process_exchange(p) for _ in range(3)) for p in range(2, cores + 1)} or {1: 0.0}
-    threads = {p: min(thread_exchange(p) for _ in range(3)) for p in range(2, cores + 1)} or {1: 0.0}
+    procs = measured_sync(process_exchange, cores)
+    threads = measured_sync(thread_exchange, cores)
     process_model = fit_sync(procs)
     msg_threads = min(threads_message() for _ in range(3))
     msg_pickled = min(pickled_message() for _ in range(3))
