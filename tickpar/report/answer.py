@@ -214,7 +214,7 @@ def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_
     engines = [e for e in REPRESENTATIVE if e in set(_engine(df))]
     columns = speed_columns(df, param)
     pred = _prediction(prediction)
-    points = recompute(df, prediction, param) if not prediction.empty else pd.DataFrame()
+    points = _points(df, prediction, param)
     shapes = _shapes(df, param)
     rows = []
     for scope in dict.fromkeys(df["scope"]):
@@ -244,6 +244,14 @@ def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_
                 row[f"{engine} model P16, P64"] = model
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _points(df: pd.DataFrame, prediction: pd.DataFrame, param: str) -> pd.DataFrame:
+    """The model's measured points (:func:`tickpar.report.model_error.recompute`); none from partial tables."""
+    try:
+        return recompute(df, prediction, param) if not prediction.empty else pd.DataFrame()
+    except KeyError:  # a summary or prediction without the join's columns: nothing validated
+        return pd.DataFrame()
 
 
 def _order(sdf: pd.DataFrame) -> list[int]:
