@@ -44,6 +44,11 @@ from tickpar_native._engine import (
     spin_rate,
 )
 
+try:  # the gem5 trace importer (tickpar.gem5.importer uses it when built); its absence breaks nothing here
+    from tickpar_native import _gem5
+except ImportError:  # pragma: no cover - an engine built without it
+    _gem5 = None  # type: ignore[assignment]
+
 __all__ = [
     "ABSOLUTE",
     "CALL_PRIORITY",

@@ -470,8 +470,19 @@ def import_trace(
     components: str | Path | None = None,
     events: int = 0,
 ) -> ImportedTrace:
-    """Import ``path`` (see the module docstring); ``events`` > 0 keeps whole ticks up to that many events."""
+    """Import ``path`` (see the module docstring); ``events`` > 0 keeps whole ticks up to that many events.
+
+    The C++ port (``tickpar_native._gem5``, :func:`_import_native`) runs when it is built, this module's
+    :class:`_Importer` (the reference) otherwise; ``TICKPAR_GEM5_IMPORTER=python|native`` forces one.
+    """
     rules = ComponentRules(load_mapping(components) if components else ())
+    choice = os.environ.get("TICKPAR_GEM5_IMPORTER", "")
+    if choice not in ("", "python", "native"):
+        raise TraceError(f"TICKPAR_GEM5_IMPORTER={choice!r} is not allowed: one of python, native (or unset)")
+    if choice != "python":
+        native = _import_native(path, fmt, rules, int(events), required=choice == "native")
+        if native is not None:
+            return native
     reader = TraceReader(str(path))
     imp = _Importer(str(path), fmt, rules, int(events))
     for line in read_trace(path, fmt, reader):
@@ -479,6 +490,65 @@ def import_trace(
             break
         imp.line(line)
     return imp.finish(reader)
+
+
+def _import_native(
+    path: str | Path, fmt: str, rules: ComponentRules, events: int, required: bool = False
+) -> ImportedTrace | None:
+    """:func:`import_trace` by the C++ port (``tickpar_native._gem5``): the same :class:`ImportedTrace`.
+
+    ``None`` where the Python importer must run instead: the module is not built (``required``: a
+    :class:`TraceError`), an unknown format or a missing file (the Python importer's errors), a ``.gz``
+    without zlib compiled in, or input the port does not promise to read the same (a non-ASCII byte,
+    a number beyond int64, a ``.gz`` that cannot be read).  Components are assigned here, by ``rules``,
+    in the order the names were first seen (as :meth:`_Importer.name_id` does).
+    """
+    import numpy as np
+
+    from tickpar.gem5.lines import FORMATS
+
+    try:
+        from tickpar_native import _gem5
+    except ImportError:
+        _gem5 = None
+    if _gem5 is None:
+        if required:
+            raise TraceError("TICKPAR_GEM5_IMPORTER=native: the native importer is not built (pip install ./native)")
+        return None
+    p = Path(path)
+    if fmt not in FORMATS or not p.is_file():
+        return None
+    try:
+        out = _gem5.import_trace(str(p), str(p), str(path), fmt, min(max(events, -1), 1 << 62))
+    except ValueError as exc:
+        raise TraceError(str(exc)) from None
+    if isinstance(out, str):
+        return None
+    names: list[str] = out["names"]
+    comp_ids: dict[str, int] = {}
+    components: list[str] = []
+    name_comp: list[int] = []
+    for name in names:
+        comp = rules(name)
+        cid = comp_ids.get(comp)
+        if cid is None:
+            cid = comp_ids[comp] = len(components)
+            components.append(comp)
+        name_comp.append(cid)
+    reader = TraceReader(
+        str(path), out["format"], out["lines"], out["events"], out["skipped_banner"], out["skipped_other"],
+        list(out["warnings"]),
+    )  # fmt: skip
+    t = ImportedTrace(
+        path=str(path), format=out["format"], names=names, components=components, name_comp=name_comp,
+        end_tick=out["end_tick"], first_tick=out["first_tick"], rules=Counter(dict(out["rules"])), reader=reader,
+    )  # fmt: skip
+    for column in (
+        "inst_obj", "inst_name", "inst_when", "inst_state", "inst_occ", "inst_level", "occ_inst", "occ_tick",
+        "op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay",
+    ):  # fmt: skip
+        setattr(t, column, np.frombuffer(out[column], dtype=np.int64).tolist())
+    return t
 
 
 def trace_key(path: str | Path, fmt: str, components: str | Path | None, events: int) -> tuple[Any, ...]:

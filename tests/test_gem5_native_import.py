@@ -1,0 +1,316 @@
+"""The native gem5 importer (tickpar_native._gem5) gives the Python importer's ImportedTrace, field by field.
+
+Every field, the rules counters (with their order), the reader's counters and warnings, and the same
+TraceError text on bad input, on: every trace tests/test_gem5_import.py writes (its tests are run again
+here with import_trace comparing both importers), the shared real traces, emitted phold and multicore
+traces in both formats (plain and .gz), edge cases of the two line formats, and random traces.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_gem5_import as reference
+
+from tickpar.gem5 import TraceError
+from tickpar.gem5 import importer as importer_mod
+from tickpar.gem5.emit import emit_trace
+from tickpar.gem5.lines import MAX_TICK
+from tickpar.gem5.names import ComponentRules, load_mapping
+from tickpar.runner import resolve_cell
+
+_gem5 = pytest.importorskip("tickpar_native._gem5", reason="the native gem5 importer is not built")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "gem5-traces"
+SHARED_TRACES = sorted(SHARED.glob("*.txt")) if SHARED.is_dir() else []
+python_import = importer_mod.import_trace
+
+
+def snapshot(trace: importer_mod.ImportedTrace) -> dict[str, Any]:
+    """Every field of an ImportedTrace, in a form that compares exactly (rules with their key order)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(trace):
+        value = getattr(trace, f.name)
+        if f.name == "rules":
+            value = list(value.items())
+        elif f.name == "reader":
+            value = dataclasses.asdict(value)
+        elif isinstance(value, list):
+            assert all(type(v) is type(value[0]) for v in value), f.name  # plain ints/strs, not numpy scalars
+        out[f.name] = value
+    return out
+
+
+def outcome(call: Callable[[], importer_mod.ImportedTrace]) -> tuple[str, Any]:
+    try:
+        return "ok", call()
+    except TraceError as exc:
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
+def compare(
+    path: str | Path,
+    fmt: str = "auto",
+    components: str | Path | None = None,
+    events: int = 0,
+    *,
+    native_expected: bool = True,
+) -> importer_mod.ImportedTrace:
+    """Import with both; assert the same result (or the same error); return the Python one (or raise its error)."""
+    rules = ComponentRules(load_mapping(components) if components else ())
+
+    def native() -> importer_mod.ImportedTrace:
+        trace = importer_mod._import_native(path, fmt, rules, int(events), required=True)
+        if trace is None:
+            assert not native_expected, f"the native importer deferred to Python on {path}"
+            return python_import(path, fmt, components, events)
+        return trace
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TICKPAR_GEM5_IMPORTER", "python")
+        py = outcome(lambda: python_import(path, fmt, components, events))
+    nat = outcome(native)
+    assert nat[0] == py[0], (nat, py)
+    if py[0] == "error":
+        assert nat[1] == py[1]
+        raise TraceError(py[1].split(": ", 1)[1])
+    assert snapshot(nat[1]) == snapshot(py[1])
+    return py[1]
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "trace.txt") -> Path:
+    path = tmp_path / name
+    data = text.encode() if isinstance(text, str) else text
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    return path
+
+
+# -- tests/test_gem5_import.py again, every import_trace call compared -------------------------------------
+DEFERS = ("test_unknown_format_and_missing_file", "test_a_corrupt_gz_is_one_line")  # Python's own errors
+for _name, _test in list(vars(reference).items()):
+    if _name.startswith("test_") and "import_trace" in _test.__code__.co_names:
+        globals()[_name] = _test  # collected here too, with the fixture below
+
+
+@pytest.fixture(autouse=True)
+def _compare_reference_imports(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if getattr(request.function, "__module__", "") != reference.__name__:
+        return
+    expected = request.function.__name__ not in DEFERS
+
+    def both(path: str | Path, fmt: str = "auto", components: str | Path | None = None, events: int = 0):
+        return compare(path, fmt, components, events, native_expected=expected)
+
+    monkeypatch.setattr(reference, "import_trace", both)
+
+
+# -- the shared real traces and emitted ones ------------------------------------------------------------
+@pytest.mark.skipif(not SHARED_TRACES, reason=f"no shared gem5 traces in {SHARED}")
+@pytest.mark.parametrize("path", SHARED_TRACES, ids=[p.name for p in SHARED_TRACES])
+@pytest.mark.parametrize("fmt", ["auto", "insert-log"])
+@pytest.mark.parametrize("events", [0, 300])
+def test_shared_traces(tmp_path: Path, path: Path, fmt: str, events: int) -> None:
+    trace = compare(path, fmt, events=events)
+    assert trace.events > 100
+    gz = write(tmp_path, path.read_bytes(), path.name + ".gz")
+    compare(gz, fmt, events=events)
+
+
+EMITTED = {
+    "phold": {"lps": 6, "end_tick": 4000, "granularity": 20},
+    "multicore": {"cores": 3, "requests_per_core": 150, "l2_banks": 2, "mem_ctrls": 1},
+}
+
+
+@pytest.mark.parametrize("workload", sorted(EMITTED))
+@pytest.mark.parametrize("fmt", ["event", "insert-log"])
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_emitted_traces(tmp_path: Path, workload: str, fmt: str, suffix: str) -> None:
+    cell = resolve_cell(workload, EMITTED[workload], "sequential", {}, 1, 1)
+    path = tmp_path / f"{workload}.{fmt}{suffix}"
+    _lines, mapping = emit_trace(cell.spec, path, fmt)
+    for read_as in ("auto", fmt):
+        trace = compare(path, read_as, mapping)
+        assert trace.events > 200
+    compare(path, fmt, mapping, events=100)
+    compare(path, fmt, mapping, events=1)
+
+
+# -- edge cases of the line formats -------------------------------------------------------------------------
+INSERT = "0x10,a.e,0,5\n0x20,b.e,0,5\n0x10,a.e,0x10,a.e,5,9\n0x10,a.e,0x20,b.e,9,9\n0x20,b.e,0x10,a.e,9,12\n"
+STOCK = (
+    "      5: a.e: generic 0x10 executed @ 5\n"
+    "      5: a.e: generic 0x10 scheduled @ 9\n"
+    "      9: a.e: generic 0x10 executed @ 9\n"
+    "      9: b.e: generic 0x20 scheduled @ 9\n"
+    "      9: b.e: generic 0x20 executed @ 9\n"
+)
+EDGES = {
+    "crlf": INSERT.replace("\n", "\r\n"),
+    "cr": INSERT.replace("\n", "\r"),
+    "stock-cr": STOCK.replace("\n", "\r"),
+    "cut-insert": INSERT + "0x10,a.e,0x1",
+    "cut-insert-fields": INSERT + "0x10,a.e,0x10",
+    "cut-stock": STOCK + "     12: a.e: gen",
+    "cut-then-more": INSERT.replace("\n", "\r", 3),
+    "cut-line-then-blank": INSERT + "0x10,a\r\n",
+    "no-final-newline": INSERT.rstrip("\n"),
+    "blank-lines": "\n \t\n" + INSERT.replace("\n", "\n\x0b\x1c\n"),
+    "leading-space-insert": "  " + INSERT,
+    "banner-with-commas": "a,b,c\nx,y\n" + INSERT,
+    "banner-mid": INSERT + "not,an,insert\n" + INSERT.replace("0,5", "12,20"),
+    "event-prefix": STOCK.replace(": a.e:", ": Event: a.e:"),
+    "event-named-event": "      5: Event: generic 0x10 executed @ 5\n      5: Event: x: y 0x10 scheduled @ 7\n",
+    "name-with-colons": STOCK.replace("a.e:", "sys.cpu: tick: a.e:"),
+    "tabs-and-trailing": STOCK.replace(" executed @ 5", "\texecuted @ 5").replace("@ 9\n", "@ 9 \t\n"),
+    "desc-empty": (
+        "      5: a.e: 0x10 executed @ 5\n      5: a.e:  0x10 scheduled @ 9\n      9: a.e: x\t0x10 executed @ 9\n"
+    ),
+    "other-flags": STOCK.replace("\n", "\n     5: system.cpu: T0 : 0x400 : nop\n", 2),
+    "stock-garbage": STOCK + "garbage 'quoted' \"both\" \\ \x01\x7f" + "x" * 100 + "\n" + STOCK,
+    "stock-garbage-single": STOCK + "garbage 'only single'\n" + STOCK,
+    "stock-no-tick": "a.e: generic 1 scheduled @ 10\n",
+    "stock-no-tick-mid": STOCK + "a.e: generic 1 scheduled @ 10\n",
+    "stock-rescheduled": STOCK
+    + "      9: c.e: generic 0x30 scheduled @ 20\n      9: c.e: generic 0x30 rescheduled @ 15\n"
+    + "     15: c.e: generic 0x30 executed @ 15\n      15: c.e: generic 0x30 descheduled @ 15\n",
+    "stock-limit": STOCK.replace("@ 9\n", f"@ {MAX_TICK}\n", 1),
+    "insert-limit-reused": INSERT + f"0x10,a.e,0x99,lim,12,{MAX_TICK}\n0x10,a.e,0x99,other,12,14\n0x99,x,14,20\n",
+    "insert-pointer-reuse": INSERT + "0x20,b.e,0x30,c.e,12,30\n0x20,b.e,0x30,d.e,12,13\n0x30,d.e,0x30,c.e,13,13\n",
+    "insert-back-in-time": INSERT + "0x10,a.e,0x10,a.e,7,8\n",
+    "bad-ptr-4": INSERT + "zz,a.e,12,13\n",
+    "bad-ptr-6-both": INSERT + "0xZ,a.e,zz,b.e,12,13\n",
+    "bad-numbers": INSERT + "0x10,a.e,0x10,a.e,1x2,13\n",
+    "bad-quote": INSERT + "0x10,a.e,0x10,a.e,it's,13\n",
+    "nul-bytes": INSERT + "0x10,a\x00e,0x10,a.e,12,14\n",
+    "empty-names": INSERT + "0x10,,0x40,,12,14\n",
+    "ptr-decimal": INSERT + "16,a.e,0x10,a.e,12,14\n",
+    "huge-when-max": INSERT + f"0x10,a.e,0x10,a.e,12,{MAX_TICK}\n",
+    "only-banner": "gem5 Simulator System\n\n",
+    "leading-zeros": INSERT + "0x10,a.e,0x10,a.e,0012,00014\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+@pytest.mark.parametrize("fmt", ["auto", "event", "insert-log"])
+def test_edge_cases(tmp_path: Path, name: str, fmt: str) -> None:
+    for suffix in (".txt", ".txt.gz"):
+        path = write(tmp_path, EDGES[name], "trace" + suffix)
+        for events in (0, 2, 3):
+            try:
+                compare(path, fmt, events=events)
+            except TraceError:
+                pass  # the same error from both: compare() checked it
+
+
+LONG = "0x10,a.e,0,1\n" + "".join(f"0x10,a.e,0x10,a.e,{t},{t + 1}\n" for t in range(1, 3000))
+
+
+def test_inputs_the_port_defers_to_python(tmp_path: Path) -> None:
+    rules = ComponentRules()
+    cases = {
+        "non-ascii.txt": (INSERT + "0x10,a.é,0x10,a.e,12,14\n").encode(),
+        "bad-utf8.txt": INSERT.encode() + b"0x10,a.\xff,0x10,a.e,12,14\n",
+        "huge-tick.txt": (INSERT + f"0x10,a.e,0x10,a.e,{2**63},{2**63 + 1}\n").encode(),
+        "beyond-max.txt": (INSERT + f"0x10,a.e,0x10,a.e,12,{2**64}\n").encode(),
+        "garbage-after.txt.gz": gzip.compress(INSERT.encode()) + b"garbage",
+        "cut.txt.gz": gzip.compress(LONG.encode())[:-20],
+        "corrupt.txt.gz": gzip.compress(LONG.encode())[:300] + b"x" * 50 + gzip.compress(LONG.encode())[350:],
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert importer_mod._import_native(path, "auto", rules, 0) is None, name
+        try:
+            compare(path, native_expected=False)
+        except TraceError:
+            pass
+
+
+def test_gzip_members_and_padding(tmp_path: Path) -> None:
+    half = len(INSERT) // 2
+    cut = INSERT.rfind("\n", 0, half) + 1
+    path = tmp_path / "multi.txt.gz"
+    path.write_bytes(gzip.compress(INSERT[:cut].encode()) + gzip.compress(INSERT[cut:].encode()) + b"\0" * 7)
+    compare(path)
+
+
+def test_the_env_var_chooses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, INSERT)
+    calls: list[str] = []
+    real = importer_mod._import_native
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append("native")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(importer_mod, "_import_native", spy)
+    for choice, expected in (("python", []), ("native", ["native"]), ("", ["native"])):
+        monkeypatch.setenv("TICKPAR_GEM5_IMPORTER", choice)
+        calls.clear()
+        importer_mod.import_trace(path)
+        assert calls == expected
+    monkeypatch.setenv("TICKPAR_GEM5_IMPORTER", "rust")
+    with pytest.raises(TraceError, match="TICKPAR_GEM5_IMPORTER='rust' is not allowed"):
+        importer_mod.import_trace(path)
+
+
+def test_native_required_but_not_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tickpar_native
+
+    monkeypatch.setattr(tickpar_native, "_gem5", None)
+    monkeypatch.setenv("TICKPAR_GEM5_IMPORTER", "native")
+    with pytest.raises(TraceError, match="the native importer is not built"):
+        importer_mod.import_trace(write(tmp_path, INSERT))
+    monkeypatch.delenv("TICKPAR_GEM5_IMPORTER")
+    assert importer_mod.import_trace(write(tmp_path, INSERT)).events > 0  # the Python importer
+
+
+# -- random traces: every rule, in every order ------------------------------------------------------------------
+def random_trace(rng: random.Random, fmt: str) -> str:
+    ptrs = [f"0x{16 * i:x}" for i in range(1, rng.randint(2, 9))]
+    names = ["a.e", "b.e", "c.wrapped_function_event", "d x", "Event_1"][: rng.randint(1, 5)]
+    tick = 0
+    lines = []
+    for _ in range(rng.randint(1, 60)):
+        if rng.random() < 0.3:
+            tick += rng.choice([0, 1, 1, 2, 5])
+        if rng.random() < 0.002:
+            tick = max(0, tick - 1)  # a multi-queue trace
+        ptr, name = rng.choice(ptrs), rng.choice(names)
+        when = max(0, tick + rng.choice([0, 0, 1, 2, 3, 10, -1]))
+        if rng.random() < 0.03:
+            when = MAX_TICK
+        if fmt == "insert-log":
+            if rng.random() < 0.15:
+                lines.append(f"{ptr},{name},{tick},{when}")
+            else:
+                lines.append(f"{rng.choice(ptrs)},{rng.choice(names)},{ptr},{name},{tick},{when}")
+        else:
+            action = rng.choice(["scheduled", "scheduled", "rescheduled", "descheduled", "executed", "executed"])
+            at = tick if action == "executed" else when
+            lines.append(f"{tick:7d}: {name}: generic {ptr} {action} @ {at}")
+        if rng.random() < 0.003:
+            lines.append(rng.choice(["junk line", "  3: sys: other flag", "1,2,3", ""]))
+    text = "\n".join(lines)
+    return text + ("\n" if rng.random() < 0.9 else "")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_traces(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    for i in range(25):
+        fmt = rng.choice(["event", "insert-log"])
+        path = write(tmp_path, random_trace(rng, fmt), f"t{i}.txt")
+        for read_as, events in (("auto", 0), (fmt, 0), (fmt, rng.randint(1, 12))):
+            try:
+                compare(path, read_as, events=events)
+            except TraceError:
+                pass
