@@ -62,7 +62,8 @@ def test_trace_page_shows_the_profile_the_verdicts_and_splits_anatomy(tmp_path: 
     assert list(data["profiles"]) == ["gem5trace.example", "phold.tiny"]  # the trace first
     rows = {(r["strategy"], r["engine"]): r for r in data["strategies"]}
     assert rows[("tick-barrier/component", "native")]["speedup_2w"] == "1.40x [1.30, 1.50]"
-    assert rows[("split/name", "python")]["verdicts"] == "diverged x1"
+    assert rows[("split/name", "python")]["verdicts"] == "w2: diverged"
+    assert rows[("tick-barrier/component", "native")]["verdicts"] == "w1: exact; w2: exact"
     assert data["split"][0]["steps"][0].endswith("pops it: cur_tick := 500")
     page = paths["html"].read_text()
     assert "lower bound" in page and "system.cpu0.tickEvent" in page

@@ -80,6 +80,25 @@ def _load_profiles(folder: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _first(group: pd.DataFrame, column: str) -> str:
+    values = group[column].dropna().astype(str) if column in group else pd.Series(dtype=str)
+    return values.iloc[0] if len(values) else ""
+
+
+def _speedup(two: pd.DataFrame) -> str:
+    """The best 2-worker loop speedup with its interval, or why there is none."""
+    if two.empty:
+        return "no 2-worker cell"
+    measured = two[two["loop_speedup"].notna()] if "loop_speedup" in two else two[:0]
+    if not measured.empty:
+        best = measured.loc[measured["loop_speedup"].idxmax()]
+        return f"{best['loop_speedup']:.2f}x [{best['loop_speedup_lo']:.2f}, {best['loop_speedup_hi']:.2f}]"
+    if "contended" in two and two["contended"].astype(str).str.lower().eq("true").any():
+        return "contended: no figure (appendix)"
+    timed = two["timed"].astype(str).str.lower().eq("true").any() if "timed" in two else False
+    return "no figure" if timed else "checked only"
+
+
 def _strategy_rows(summary: pd.DataFrame, shape: str) -> list[dict[str, Any]]:
     """Per strategy variant and engine on the trace: its verdicts and its 2-worker loop speedup."""
     if summary.empty or "workload" not in summary.columns:
@@ -87,20 +106,19 @@ def _strategy_rows(summary: pd.DataFrame, shape: str) -> list[dict[str, Any]]:
     rows = summary[(summary["workload"] == "gem5trace") & (summary["shape"].astype(str) == shape)]
     out = []
     for (label, engine), group in rows.groupby(["label", "engine"], sort=False):
-        verdicts = ", ".join(f"{v} x{n}" for v, n in group["verdict"].astype(str).value_counts().items())
-        two = group[(group["workers"] == 2) & group["loop_speedup"].notna()] if "loop_speedup" in group else group[:0]
-        speed = "-"
-        if not two.empty:
-            best = two.loc[two["loop_speedup"].idxmax()]
-            speed = f"{best['loop_speedup']:.2f}x [{best['loop_speedup_lo']:.2f}, {best['loop_speedup_hi']:.2f}]"
-        promised = group["expected_verdict"].dropna().astype(str) if "expected_verdict" in group else pd.Series()
+        verdicts = "; ".join(
+            f"w{w}: "
+            + ", ".join(f"{v} x{n}" if n > 1 else str(v) for v, n in cell["verdict"].astype(str).value_counts().items())
+            for w, cell in group.groupby("workers")
+        )
+        two = group[group["workers"] == 2]
         out.append(
             {
                 "strategy": label,
                 "engine": engine,
                 "verdicts": verdicts,
-                "promise": promised.iloc[0] if len(promised) else "",
-                "speedup_2w": speed,
+                "promise": _first(group, "expected_verdict"),
+                "speedup_2w": _speedup(two),
             }
         )
     return out
@@ -164,6 +182,7 @@ def fig_bounds(data: dict[str, Any]) -> plt.Figure:
             ps = [int(p) for p in row]
             ax.plot(ps, [row[p] for p in row], marker="o", markersize=3, label=strategy)
         ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)  # 1x to 64x: a trace's 1.1x and a synthetic shape's 40x both readable
         ax.set_xlabel("workers")
         ax.set_title(name, fontsize=9)
     axes[0][0].set_ylabel("ideal speedup (uniform event cost)")
@@ -214,7 +233,7 @@ def write_page(
 def _text_page(title: str, lines: list[str]) -> plt.Figure:
     fig = plt.figure(figsize=(11, 8.5))
     fig.suptitle(title, fontsize=12)
-    wrapped = [w for line in lines for w in (textwrap.wrap(line, 140) or [""])]
+    wrapped = [w for line in lines for w in (textwrap.wrap(line, 120) or [""])]
     fig.text(0.04, 0.93, "\n".join(wrapped), va="top", family="monospace", fontsize=7)
     return fig
 
