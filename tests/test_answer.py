@@ -80,7 +80,7 @@ def test_the_table_has_a_row_per_strategy_variant_and_every_column() -> None:
     assert row["python 2w @1000 µs"] == "1.60 [1.52, 1.68] phold"
     assert row["native 2w @10 µs"] == "1.80 [1.71, 1.89] phold"
     assert row["python break-even"].startswith("phold ≈") and row["native break-even"].startswith("phold ≈")
-    assert row["python model P16, P64"] == "P16: 13x, P64: 23x (err 70% over 1 pts, P 2-2, work_us>=10)"  # 3/1.1 vs 1.6
+    assert row["python model P16, P64"] == "P16 13x, P64 23x; err 70%, 1 pts, P 2"  # 3/1.1 against 1.6
     split = table.set_index("strategy variant").loc["split/name"]
     assert split["correct?"] == "no: exact in 1/2; causality 1"
     assert split["why"] == "real threads: the failure shows up as often as handlers overlap"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -109,7 +110,10 @@ def _best(c: pd.DataFrame, engine: str, near: float, param: str) -> str:
         return "-"
     y, lo, hi = _loop(sub)
     i = y.idxmax()
-    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {sub.loc[i, 'workload']}"
+    bound = pd.to_numeric(sub["bound_speedup"], errors="coerce").get(i) if "bound_speedup" in sub else None
+    limit = bound if bound is not None and not math.isnan(bound) else 2.0  # no bound: the 2 workers themselves
+    above = f" ABOVE {'ITS BOUND' if limit != 2.0 else '2X'}" if y[i] > limit * (1 + 1e-9) else ""
+    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {sub.loc[i, 'workload']}{above}"
 
 
 def _correct(sub: pd.DataFrame) -> tuple[str, str]:
@@ -129,7 +133,7 @@ def _correct(sub: pd.DataFrame) -> tuple[str, str]:
         vals = pick[col].dropna().astype(str) if col in pick.columns else pd.Series([], dtype=str)
         vals = vals[vals.str.len() > 0]
         if not vals.empty:
-            why = vals.value_counts().index[0]
+            why = textwrap.shorten(vals.value_counts().index[0], 120, placeholder="...")
             break
     return text, why
 
@@ -159,13 +163,13 @@ def _validated(points: pd.DataFrame, strategy: str, variant: str, engine: str) -
         return "not validated"
     p = points[(points["strategy"] == strategy) & (points["variant"] == variant) & (points["engine"] == engine)]
     p = p[p["validation"].fillna("sweep") != "fit"] if "validation" in p.columns else p
-    high = p[p["granularity"] >= MIN_WORK_US]
-    scope = f", work_us>={MIN_WORK_US:g}" if not high.empty else ""
+    high = p[p["granularity"] >= MIN_WORK_US]  # where the model's error is judged, when there are such points
     p = high if not high.empty else p
     if p.empty:
         return "not validated"
     err = float(np.median(np.abs(p["rel_error_again"].astype(float))))
-    return f"err {err:.0%} over {len(p)} pts, P {int(p['workers'].min())}-{int(p['workers'].max())}{scope}"
+    low, top = int(p["workers"].min()), int(p["workers"].max())
+    return f"err {err:.0%}, {len(p)} pts, P {low}" + (f"-{top}" if top != low else "")
 
 
 def _model(pred: pd.DataFrame, shapes: pd.DataFrame, strategy: str, variant: str, engine: str, param: str) -> str:
@@ -173,20 +177,27 @@ def _model(pred: pd.DataFrame, shapes: pd.DataFrame, strategy: str, variant: str
     p = pred[(pred["strategy"] == strategy) & (pred["variant"] == variant) & (pred["preset"] == PRESET_OF[engine])]
     if p.empty:
         return "-"
-    target = REPRESENTATIVE[engine][0]
-    p = p.merge(shapes, on=["workload", "shape"], how="left")
-    picks = []
-    for _, grp in p.groupby("workload", sort=False):
-        near = _nearest(sorted(set(grp["work_per_event"].dropna())), target)
-        picks.append(grp[grp["work_per_event"] == near] if near is not None else grp)
-    p = pd.concat(picks)
+    p = _representative(p, shapes, engine)
     parts = []
     for workers in MODEL_WORKERS:
         vals = pd.to_numeric(p.loc[p["workers"] == workers, "model_value"], errors="coerce").dropna()
         if not vals.empty:
             lo, hi = vals.min(), vals.max()
-            parts.append(f"P{workers}: {lo:.2g}x" if f"{lo:.2g}" == f"{hi:.2g}" else f"P{workers}: {lo:.2g}-{hi:.2g}x")
+            same = f"{lo:.2g}" == f"{hi:.2g}"
+            parts.append(f"P{workers} {lo:.2g}x" if same else f"P{workers} {lo:.2g}-{hi:.2g}x")
     return ", ".join(parts) or "-"
+
+
+def _representative(p: pd.DataFrame, shapes: pd.DataFrame, engine: str) -> pd.DataFrame:
+    """Prediction rows on each workload's shape nearest the engine's first representative work per event."""
+    if p.empty:
+        return p
+    p = p.merge(shapes, on=["workload", "shape"], how="left")
+    picks = []
+    for _, grp in p.groupby("workload", sort=False):
+        near = _nearest(sorted(set(grp["work_per_event"].dropna())), REPRESENTATIVE[engine][0])
+        picks.append(grp[grp["work_per_event"] == near] if near is not None else grp)
+    return pd.concat(picks)
 
 
 def cxx_missing(prediction: pd.DataFrame) -> bool:
@@ -240,7 +251,7 @@ def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_
                 if engine == "native" and cxx_missing(prediction):
                     model = "cxx preset missing"
                 elif model != "-":
-                    model += f" ({_validated(points, strategy, variant, engine)})"
+                    model += f"; {_validated(points, strategy, variant, engine)}"
                 row[f"{engine} model P16, P64"] = model
             rows.append(row)
     return pd.DataFrame(rows)
@@ -263,23 +274,33 @@ def _order(sdf: pd.DataFrame) -> list[int]:
 # ---------------------------------------------------------------- findings
 
 
+def _by_strategy(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    strategy = rows["strategy variant"].str.split("/").str[0]
+    return {name: rows[strategy == name] for name in dict.fromkeys(strategy)}
+
+
 def _exactness(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """Which strategies were exact everywhere, and which were not, with how often and why (one line each)."""
     syn = table[table["scope"] == SYNTHETIC] if SYNTHETIC in set(table["scope"]) else table
-    ok = [r["strategy variant"] for _, r in syn.iterrows() if str(r["correct?"]).startswith("yes")]
-    bad = syn[~syn["correct?"].astype(str).str.startswith("yes")]
+    exact = syn["correct?"].astype(str).str.startswith("yes")
     out = []
+    ok = [f"{name} ({len(g)} variant{'s' if len(g) > 1 else ''})" if len(g) > 1 else g["strategy variant"].iloc[0]
+          for name, g in _by_strategy(syn[exact]).items()]  # fmt: skip
     if ok:
         out.append((f"Exact in every checked cell: {', '.join(ok)}.", "correctness"))
-    if not bad.empty:
-        parts = [
-            f"{r['strategy variant']} ({r['correct?'].removeprefix('no: ')}" + (f": {r['why']})" if r["why"] else ")")
-            for _, r in bad.iterrows()
-        ]
+    parts = []
+    for name, g in _by_strategy(syn[~exact]).items():
+        counts = g["correct?"].astype(str).str.extract(r"exact in (\d+)/(\d+)").astype(float)
+        bad, total = int((counts[1] - counts[0]).sum()), int(counts[1].sum())
+        why = textwrap.shorten(str(g["why"].iloc[0]), 90, placeholder="...") if g["why"].iloc[0] else ""
+        parts.append(f"{name} ({len(g)} variant{'s' if len(g) > 1 else ''}, {bad} of {total} cells)"
+                     + (f": {why}" if why else ""))  # fmt: skip
+    if parts:
         out.append(("Not always exact: " + "; ".join(parts) + ".", "correctness, failures"))
     return out
 
 
-def _fastest(table: pd.DataFrame, column: str, what: str, page: str) -> tuple[str, str] | None:
+def _best_sentence(table: pd.DataFrame, column: str, what: str, page: str) -> tuple[str, str] | None:
     if column not in table.columns:
         return None
     values = table[column].astype(str).str.extract(r"^([0-9.]+) \[")[0].astype(float)
@@ -290,19 +311,36 @@ def _fastest(table: pd.DataFrame, column: str, what: str, page: str) -> tuple[st
             f"{column.split(' ', 1)[0]} engine, loop speedup at 2 workers.", page)  # fmt: skip
 
 
-def _model_finding(prediction: pd.DataFrame) -> list[tuple[str, str]]:
-    pred = _prediction(prediction)
-    top = pred[(pred["workers"] == max(MODEL_WORKERS)) & (pred["strategy"] != BASELINE)]
-    measured = pred[pd.to_numeric(pred.get("measured_speedup"), errors="coerce").notna()] if not pred.empty else pred
-    if top.empty:
-        return []
+def _breakeven_finding(df: pd.DataFrame, param: str) -> list[tuple[str, str]]:
+    """Per engine, the strategy that breaks even at the least work per event."""
+    be = engine_breakevens(df, param)
+    be = be[be["kind"].isin(["at", "below"]) & be["x"].notna()]
     parts = []
-    for preset in [p for p in PRESET_OF.values() if p in set(top["preset"])]:
-        sub = top[top["preset"] == preset]
+    for engine in [e for e in REPRESENTATIVE if e in set(be["engine"])]:
+        best = be[be["engine"] == engine].sort_values("x").iloc[0]
+        parts.append(f"{engine} engine from {_short_breakeven(best['kind'], best['x'])} µs "
+                     f"({best['base_label']} on {best['workload']})")  # fmt: skip
+    if not parts:
+        return []
+    return [("Cheapest break-even work per event at 2 workers: " + "; ".join(parts) + ".", "engines")]
+
+
+def _model_finding(prediction: pd.DataFrame, df: pd.DataFrame, param: str) -> list[tuple[str, str]]:
+    """The largest speedup the model predicts at 64 workers per preset, on the table's shapes."""
+    pred = _prediction(prediction)
+    pred = pred[(pred["workers"] == max(MODEL_WORKERS)) & (pred["strategy"] != BASELINE)]
+    parts, shapes = [], _shapes(df, param)
+    for engine, preset in PRESET_OF.items():
+        sub = _representative(pred[pred["preset"] == preset], shapes, engine)
+        if sub.empty:
+            continue
         best = sub.loc[pd.to_numeric(sub["model_value"], errors="coerce").idxmax()]
         label = best["strategy"] + ("" if best["variant"] == "default" else f"/{best['variant']}")
         parts.append(f"{_num(float(best['model_value']))}x with the {preset} preset ({label} on {best['shape']})")
-    p_max = int(measured["workers"].max()) if not measured.empty else 0
+    if not parts:
+        return []
+    measured = pd.to_numeric(prediction.get("measured_speedup"), errors="coerce").notna()
+    p_max = int(prediction.loc[measured, "workers"].max()) if measured.any() else 0
     reach = f"measured up to {p_max} workers only, so beyond that an extrapolation" if p_max else "never measured"
     return [(f"At {max(MODEL_WORKERS)} workers the model predicts at most " + " and ".join(parts) + f"; {reach}.",
              "scaling")]  # fmt: skip
@@ -318,19 +356,11 @@ def answer_findings(
     for engine, target, near in speed_columns(df, param):
         if target == REPRESENTATIVE[engine][0]:
             what = "at gem5-like event costs" if engine == "native" else "with heavy events"
-            found = _fastest(table, _column(engine, target, near), f"{what} ({near:g} µs per event)",
-                             "engines" if engine == "native" else "breakeven")  # fmt: skip
+            found = _best_sentence(table, _column(engine, target, near), f"{what} ({near:g} µs per event)",
+                                   "engines" if engine == "native" else "breakeven")  # fmt: skip
             out += [found] if found else []
-    even = []
-    for engine in ("native", "python"):
-        col = f"{engine} break-even"
-        shown = table[table[col] != "-"] if col in table.columns else table.iloc[0:0]
-        if not shown.empty:
-            even.append(f"{engine} engine: " + ", ".join(f"{r['strategy variant']} {r[col]}" for _, r in
-                                                         shown.head(4).iterrows()))  # fmt: skip
-    if even:
-        out.append(("Break-even work per event (2 workers), " + "; ".join(even) + ".", "engines"))
-    out += _model_finding(prediction)
+    out += _breakeven_finding(df, param)
+    out += _model_finding(prediction, df, param)
     defects = bound_defects(df)
     out.append((f"{len(defects)} measured point(s) above their bound (defects, listed in the appendix).",
                 "appendix"))  # fmt: skip
