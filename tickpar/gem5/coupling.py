@@ -80,7 +80,7 @@ def coupling(trace: ImportedTrace) -> Coupling:
         mins = op_value[sel][order][starts]
         latency = {(int(k >> 32), int(k & 0xFFFFFFFF)): int(v) for k, v in zip(keys, mins, strict=True)}
     sel = made & ~by_message & (op_src != op_dst)
-    direct = {(int(s), int(d)) for s, d in np.unique(np.stack([op_src[sel], op_dst[sel]], axis=1), axis=0)}
+    direct = {(int(k >> 32), int(k & 0xFFFFFFFF)) for k in np.unique(op_src[sel] * (1 << 32) + op_dst[sel])}
     occ_tick = _np(t.occ_tick)
     served = np.nonzero(occ_tick <= t.end_tick)[0] if len(occ_tick) else np.zeros(0, dtype=np.int64)
     return Coupling(inst_comp, op_src, op_dst, message, latency, direct, served)
@@ -93,17 +93,19 @@ def trace_traits(trace: ImportedTrace, c: Coupling | None = None) -> frozenset[s
     out: set[str] = {"recorded_operations"}
     if c.direct:
         out.add("direct_calls")
-    names = np.unique(np.stack([c.inst_comp, _np(t.inst_name)], axis=1), axis=0) if t.inst_name else None
-    if names is not None and len(names) and np.bincount(names[:, 0]).max() > 1:
-        out.add("several_named_events")
+    if t.inst_name:
+        names = np.unique(c.inst_comp * (1 << 32) + _np(t.inst_name))  # distinct (component, name) pairs
+        if np.bincount(names >> 32).max() > 1:
+            out.add("several_named_events")
     served = c.served
     if len(served):
         inst = _np(t.occ_inst)[served]
         tick = _np(t.occ_tick)[served]
         level = _np(t.inst_level)[inst]
         comp = c.inst_comp[inst]
-        bins = np.unique(np.stack([tick, level], axis=1), axis=0, return_inverse=True)[1].ravel()
-        per_bin = np.unique(np.stack([bins, comp], axis=1), axis=0)[:, 0]
+        # (tick, level) bins in order: served events are sorted by tick, and a level fits in 8 bits
+        bins = np.unique(tick * 256 + (level + 128), return_inverse=True)[1].ravel()
+        per_bin = np.unique(bins * (1 << 32) + comp) >> 32  # one entry per (bin, component)
         comps_in_bin = np.bincount(per_bin, minlength=int(bins.max()) + 1)
         if (comps_in_bin[bins] > 1).mean() >= SHARED_BIN_SHARE:
             out.add("many_events_per_tick")

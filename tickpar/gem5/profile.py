@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -90,13 +91,6 @@ def trace_dag(trace: ImportedTrace, c: Coupling | None = None) -> Dag:
     return Dag(frame, list(trace.components), links, {"trace": trace.path, "end_tick": trace.end_tick})
 
 
-def _critical_path(parent: list[int]) -> int:
-    depth = [0] * len(parent)
-    for i, p in enumerate(parent):
-        depth[i] = depth[p] + 1 if p >= 0 else 1
-    return max(depth, default=0)
-
-
 def _quantiles(values: np.ndarray) -> dict[str, float] | None:
     if not len(values):
         return None
@@ -124,8 +118,9 @@ def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKE
     delay = np.asarray(trace.op_delay, dtype=np.int64)[made]
     across = (c.op_src != c.op_dst)[made]
     dag = trace_dag(trace, c)
-    cp = _critical_path(dag.events["parent"].tolist())
     table = bounds(dag, workers, which=tuple(dict.fromkeys(STRATEGY_BOUNDS.values())))
+    unconstrained = json.loads(table[table["bound"] == "unconstrained"]["params"].iloc[0])
+    cp = round(unconstrained["critical_path_s"] / _EVENT_COST_S)  # every event costs the same: a count
     out_bounds: dict[str, dict[str, float]] = {}
     for strategy, bound in STRATEGY_BOUNDS.items():
         rows = table[table["bound"] == bound]
