@@ -1,4 +1,5 @@
-// The sync primitives the strategies share: the clock, waiting (spin, yield, sleep), the spinning barrier, the thread crew.
+// The sync primitives the strategies share: the clock, waiting (spin, yield, sleep), the spinning barrier,
+// the thread crew.
 // Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace, as before the split).
 #pragma once
 
@@ -52,9 +53,8 @@ struct Waiter {
 // on another core, a few hundred ns away), then yield the core a few times, then sleep in the kernel until
 // a notify (C++20 atomic wait: a futex).  Without the last step, on a machine with fewer free cores than
 // threads (more workers than cores) the waiting threads spin and yield on the cores that the late thread
-// needs: measured here (README), conservative with 4 LPs on 2 cores took 5.1-5.5 ms a phold replay, 3.3-3.5
-// with the sleep.  The writer of `a` calls notify_all after every change, which costs an atomic load when
-// nobody sleeps (libstdc++ counts the sleepers).  Tick-barrier's pool does not sleep (TB::helper).
+// needs (docs/measurements/2026-12-06-perf-comments.md).  The writer of `a` calls notify_all after every
+// change, which costs an atomic load when nobody sleeps (libstdc++ counts the sleepers).  Tick-barrier's pool does not sleep (TB::helper).
 constexpr int WAIT_SPINS = 4000;
 constexpr int WAIT_YIELDS = 64;
 
@@ -104,7 +104,7 @@ class SpinBarrier {
 // pyperf worker between two values) starts its new thread on its parent's core: the idle core is halted,
 // the load balancer moves the thread only after a scheduler tick (milliseconds, longer than the replay),
 // and the two threads share one core, each waiting at every barrier for the other's time slice
-// (measured here: 1.4 ms against 0.5 ms for one phold replay after a 50 ms sleep).  The caller's own mask
+// (docs/measurements/2026-12-06-perf-comments.md).  The caller's own mask
 // is restored after the run.
 class Crew {
  public:

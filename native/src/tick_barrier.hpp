@@ -105,7 +105,7 @@ struct TB {
     uint64_t seen = 0;
     while (true) {
       // Spin and yield, never sleep: every helper checks in at every batch, so sleeping helpers cost a
-      // wake-up each per batch (measured: no faster than yielding with 4 and 8 threads on 2 cores).
+      // wake-up each per batch (no faster than yielding, even with more threads than cores).
       Waiter w;
       uint64_t g;
       while ((g = gen.load(std::memory_order_acquire)) == seen) w.pause();
