@@ -54,7 +54,8 @@ struct Waiter {
 // a notify (C++20 atomic wait: a futex).  Without the last step, on a machine with fewer free cores than
 // threads (more workers than cores) the waiting threads spin and yield on the cores that the late thread
 // needs (docs/measurements/2026-12-06-perf-comments.md).  The writer of `a` calls notify_all after every
-// change, which costs an atomic load when nobody sleeps (libstdc++ counts the sleepers).  Tick-barrier's pool does not sleep (TB::helper).
+// change, which costs an atomic load when nobody sleeps (libstdc++ counts the sleepers).  Tick-barrier's
+// pool does not sleep (TB::helper).
 constexpr int WAIT_SPINS = 4000;
 constexpr int WAIT_YIELDS = 64;
 
