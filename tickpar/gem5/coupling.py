@@ -60,9 +60,7 @@ def coupling(trace: ImportedTrace) -> Coupling:
     n = len(t.inst_obj)
     count = np.bincount(op_inst, minlength=n) if len(op_inst) else np.zeros(n, dtype=np.int64)
     first = np.full(n, -1, dtype=np.int64)
-    if len(op_inst):
-        uniq, idx = np.unique(op_inst, return_index=True)
-        first[uniq] = idx
+    first[op_inst[::-1]] = np.arange(len(op_inst) - 1, -1, -1)  # the last write wins: each instance's first op
     ok = (count == 1) & (first >= 0)
     f = np.maximum(first, 0)
     message = np.zeros(n, dtype=bool)
@@ -103,8 +101,9 @@ def trace_traits(trace: ImportedTrace, c: Coupling | None = None) -> frozenset[s
         tick = _np(t.occ_tick)[served]
         level = _np(t.inst_level)[inst]
         comp = c.inst_comp[inst]
-        # (tick, level) bins in order: served events are sorted by tick, and a level fits in 8 bits
-        bins = np.unique(tick * 256 + (level + 128), return_inverse=True)[1].ravel()
+        # (tick, level) bins: served events run in (tick, level) order, so a bin is a run of equal keys
+        key = tick * 256 + (level + 128)
+        bins = np.concatenate(([0], np.cumsum(key[1:] != key[:-1])))
         per_bin = np.unique(bins * (1 << 32) + comp) >> 32  # one entry per (bin, component)
         comps_in_bin = np.bincount(per_bin, minlength=int(bins.max()) + 1)
         if (comps_in_bin[bins] > 1).mean() >= SHARED_BIN_SHARE:
