@@ -203,7 +203,7 @@ EDGES = {
 def test_edge_cases(tmp_path: Path, name: str, fmt: str) -> None:
     for suffix in (".txt", ".txt.gz"):
         path = write(tmp_path, EDGES[name], "trace" + suffix)
-        for events in (0, 2, 3):
+        for events in (0, 2, 3, -1, 10**30):
             try:
                 compare(path, fmt, events=events)
             except TraceError:
@@ -314,3 +314,41 @@ def test_random_traces(tmp_path: Path, seed: int) -> None:
                 compare(path, read_as, events=events)
             except TraceError:
                 pass
+
+
+TOKENS = [
+    "5", "12", "007", ":", ": ", " ", "  ", "\t", "\x0b", "\x1c", "Event: ", "Event:", "Event", "a.e", "sys.cpu",
+    "generic", "0x10", "0x", "zz", "executed", "scheduled", "rescheduled", "descheduled", "@", " @ ", "@ ", ",",
+    "'", '"', "\\", "\x00", "x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_lines(tmp_path: Path, seed: int) -> None:
+    """One line of random tokens between valid ones: the regexes' matches, groups, skips and error texts."""
+    rng = random.Random(seed)
+    for i in range(150):
+        fmt = rng.choice(["event", "insert-log"])
+        valid = STOCK if fmt == "event" else INSERT
+        junk = "".join(rng.choice(TOKENS) for _ in range(rng.randint(1, 14)))
+        if rng.random() < 0.5:
+            junk += rng.choice([" executed @ 9", " scheduled @ 12", " rescheduled @ 10 ", ",9,12", ",0x20,b.e,9,12"])
+        text = (valid if rng.random() < 0.7 else "") + junk + "\n" + valid.replace("      9:", "     19:")
+        path = write(tmp_path, text, f"l{i}.txt")
+        for read_as in ("auto", fmt):
+            try:
+                compare(path, read_as)
+            except TraceError:
+                pass
+
+
+def test_paths_are_named_as_given(tmp_path: Path) -> None:
+    """The reader's errors name str(Path(path)); the importer's (curTick goes back) and ImportedTrace str(path)."""
+    write(tmp_path, EDGES["insert-back-in-time"], "back.txt")
+    write(tmp_path, INSERT + "zz,a.e,12,13\n", "bad.txt")
+    for name in ("back.txt", "bad.txt"):
+        with pytest.raises(TraceError):
+            compare(f"{tmp_path}//./{name}")
+    write(tmp_path, INSERT, "good.txt")
+    trace = compare(f"{tmp_path}//./good.txt")
+    assert trace.path.endswith("//./good.txt") and trace.reader.path == trace.path

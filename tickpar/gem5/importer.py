@@ -547,7 +547,7 @@ def _import_native(
         "inst_obj", "inst_name", "inst_when", "inst_state", "inst_occ", "inst_level", "occ_inst", "occ_tick",
         "op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay",
     ):  # fmt: skip
-        setattr(t, column, np.frombuffer(out[column], dtype=np.int64).tolist())
+        setattr(t, column, np.frombuffer(out.pop(column), dtype=np.int64).tolist())  # frees each buffer in turn
     return t
 
 
