@@ -18,6 +18,7 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -217,44 +218,63 @@ def _prediction(prediction: pd.DataFrame) -> pd.DataFrame:
     return prediction.assign(model_value=model)
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What every row of one scope is computed from."""
+
+    cells: pd.DataFrame  # the scope's summary rows
+    counted: pd.DataFrame  # its counted timed rows, default interpreter
+    breakevens: pd.DataFrame  # engine_breakevens of its cells
+    prediction: pd.DataFrame  # prediction.csv's rows on its shapes
+    points: pd.DataFrame  # the model's measured points (recompute)
+    shapes: pd.DataFrame  # (workload, shape) -> work per event
+    columns: list[tuple[str, float, float]]  # speed_columns
+    engines: list[str]
+    cxx_missing: bool
+    param: str
+
+
+def _scope(sdf: pd.DataFrame, pred: pd.DataFrame, prediction: pd.DataFrame, param: str) -> _Scope:
+    c = counted(sdf)
+    c = c[c["interpreter"].fillna("default") == "default"] if "interpreter" in c.columns else c
+    on = pred["shape"].isin(set(sdf["shape"])) & pred["workload"].isin(set(sdf["workload"]))
+    return _Scope(sdf, c, engine_breakevens(sdf, param), pred[on], _points(sdf, prediction, param),
+                  _shapes(sdf, param), speed_columns(sdf, param), [e for e in REPRESENTATIVE if e in set(_engine(sdf))],
+                  cxx_missing(prediction), param)  # fmt: skip
+
+
+def _row(sc: _Scope, scope: str, label: str) -> dict[str, str]:
+    sub = sc.cells[sc.cells["base_label"] == label]
+    strategy, variant = str(sub["strategy"].iloc[0]), str(sub["variant"].iloc[0])
+    base = strategy == BASELINE
+    row = {"scope": scope, "strategy variant": label}
+    row["correct?"], row["why"] = _correct(sub)
+    mine = sc.counted[sc.counted["base_label"] == label]
+    for engine, target, near in sc.columns:
+        row[_column(engine, target, near)] = "baseline" if base else _best(mine, engine, near, sc.param)
+    for engine in sc.engines:
+        row[f"{engine} break-even"] = "-" if base else _breakevens(sc.breakevens, label, engine)
+    for engine in sc.engines:
+        model = "-" if base else _model(sc.prediction, sc.shapes, strategy, variant, engine, sc.param)
+        if engine == "native" and sc.cxx_missing:
+            model = "cxx preset missing"
+        elif model != "-":
+            model += f"; {_validated(sc.points, strategy, variant, engine)}"
+        row[f"{engine} model P16, P64"] = model
+    return row
+
+
 def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
     """One row per (scope, strategy variant) the sweep ran: correct?, why, speedups, break-evens, the model."""
     if df.empty:
         return pd.DataFrame(columns=["scope", "strategy variant", "correct?", "why"])
     df = df.assign(scope=scope_of(df), base_label=base_label(df))
-    engines = [e for e in REPRESENTATIVE if e in set(_engine(df))]
-    columns = speed_columns(df, param)
     pred = _prediction(prediction)
-    points = _points(df, prediction, param)
-    shapes = _shapes(df, param)
     rows = []
     for scope in dict.fromkeys(df["scope"]):
-        sdf = df[df["scope"] == scope]
-        c = counted(sdf)
-        c = c[c["interpreter"].fillna("default") == "default"] if "interpreter" in c.columns else c
-        be = engine_breakevens(sdf, param)
-        spred = pred[pred["shape"].isin(set(sdf["shape"])) & pred["workload"].isin(set(sdf["workload"]))]
-        for label in dict.fromkeys(sdf.loc[_order(sdf), "base_label"]):
-            sub = sdf[sdf["base_label"] == label]
-            strategy = str(sub["strategy"].iloc[0])
-            variant = str(sub["variant"].iloc[0])
-            row = {"scope": scope, "strategy variant": label}
-            row["correct?"], row["why"] = _correct(sub)
-            base = strategy == BASELINE
-            for engine, target, near in columns:
-                row[_column(engine, target, near)] = "baseline" if base else _best(c[c["base_label"] == label],
-                                                                                   engine, near, param)
-            for engine in engines:
-                row[f"{engine} break-even"] = "-" if base else _breakevens(be, label, engine)
-            for engine in engines:
-                model = _model(spred, shapes, strategy, variant, engine, param) if not base else "-"
-                if engine == "native" and cxx_missing(prediction):
-                    model = "cxx preset missing"
-                elif model != "-":
-                    model += f"; {_validated(points, strategy, variant, engine)}"
-                row[f"{engine} model P16, P64"] = model
-            rows.append(row)
-    return pd.DataFrame(rows)
+        sc = _scope(df[df["scope"] == scope], pred, prediction, param)
+        rows += [_row(sc, scope, label) for label in dict.fromkeys(sc.cells.loc[_order(sc.cells), "base_label"])]
+    return pd.DataFrame(rows).fillna("-")
 
 
 def _points(df: pd.DataFrame, prediction: pd.DataFrame, param: str) -> pd.DataFrame:
