@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import CXX_CALIBRATION  # tests/helpers.py (this folder is on sys.path for conftest)
 from hypothesis.configuration import set_hypothesis_home_dir
 
 import tickpar.plugins.registry
@@ -22,12 +23,6 @@ from tickpar.kernel.eventq import EventQueue
 _HYPOTHESIS_HOME = Path(tempfile.mkdtemp(prefix="tickpar-hypothesis-"))
 set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 
-#: A fixed native-engine calibration (``tickpar calibrate``'s format) for the ``cxx`` preset in tests:
-#: deterministic figures, and no measurement per test.
-CXX_CALIBRATION = {
-    "format": "tickpar.calibration/1", "mutex_ns": 20.0, "barrier_ns": 500.0, "message_ns": 150.0, "event_ns": 80.0,
-    "tb_batch_ns": 5000.0, "machine": {"cpu": "test fixture", "cores": 2}, "date": "2026-01-01T00:00:00+0000",
-}  # fmt: skip
 _CALIBRATION_FILE = _HYPOTHESIS_HOME / "calibration.json"
 _CALIBRATION_FILE.write_text(json.dumps(CXX_CALIBRATION))
 os.environ.setdefault("TICKPAR_CALIBRATION", str(_CALIBRATION_FILE))

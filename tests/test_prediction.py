@@ -328,7 +328,7 @@ def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:
 
 def test_an_older_native_calibration_without_the_batch_cost_leaves_the_barrier(tmp_path: Path) -> None:
     """A `tickpar calibrate` file from before tb_batch_ns: the cxx preset keeps the barrier round for tick-barrier."""
-    from tests.conftest import CXX_CALIBRATION
+    from helpers import CXX_CALIBRATION
 
     old = {k: v for k, v in CXX_CALIBRATION.items() if k != "tb_batch_ns"}
     path = tmp_path / "calibration.json"
