@@ -1,8 +1,8 @@
-"""How an imported trace's components are coupled: messages, link latencies, direct calls, traits (vectorised).
+"""How an imported trace's components are coupled: messages, link latencies, direct calls, traits.
 
 :func:`coupling` classifies every instance and operation of an
-:class:`~tickpar.gem5.importer.ImportedTrace` with numpy, in time linear in the trace (the profile of a
-million-event trace needs it):
+:class:`~tickpar.gem5.importer.ImportedTrace` in two linear passes (plain Python: a replay cell, also
+under the free-threaded interpreter, imports nothing outside the cell dependencies):
 
 * a *message* instance: one schedule, by another component's occurrence, ``delay > 0``, never moved
   (replayed through a link; what a partitioned strategy may cut);
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from tickpar.gem5.importer import CLOCK, ImportedTrace
 from tickpar.native.record import DESCHEDULE, SCHEDULE
 from tickpar.plugins.traits import LONG_RUN_EVENTS
@@ -32,55 +30,53 @@ SHARED_BIN_SHARE = 0.25
 
 @dataclass
 class Coupling:
-    """The arrays :func:`coupling` computes (indices are the trace's ids)."""
+    """What :func:`coupling` computes (indices are the trace's ids)."""
 
-    inst_comp: np.ndarray  # per instance: its component
-    op_src: np.ndarray  # per operation: the component whose occurrence made it (-1: before the loop)
-    op_dst: np.ndarray  # per operation: its target's component
-    message: np.ndarray  # per instance: replayed as a message (bool)
+    inst_comp: list[int]  # per instance: its component
+    op_src: list[int]  # per operation: the component whose occurrence made it (-1: before the loop)
+    op_dst: list[int]  # per operation: its target's component
+    message: list[bool]  # per instance: replayed as a message
     latency: dict[tuple[int, int], int]
     direct: set[tuple[int, int]]
-    served: np.ndarray  # the occurrences the replay serves, in execution order
-
-
-def _np(values: list[int]) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64)
+    served: list[int]  # the occurrences the replay serves, in execution order
 
 
 def coupling(trace: ImportedTrace) -> Coupling:
     """Messages, latencies and direct calls of ``trace`` (see the module docstring)."""
     t = trace
-    name_comp = _np(t.name_comp)
-    inst_comp = name_comp[_np(t.inst_name)] if t.inst_name else np.zeros(0, dtype=np.int64)
-    occ_comp = inst_comp[_np(t.occ_inst)] if t.occ_inst else np.zeros(0, dtype=np.int64)
-    op_occ, op_inst = _np(t.op_occ), _np(t.op_inst)
-    op_kind, op_mode, op_value = _np(t.op_kind), _np(t.op_mode), _np(t.op_value)
-    op_src = np.where(op_occ >= 0, occ_comp[np.maximum(op_occ, 0)] if len(occ_comp) else -1, -1)
-    op_dst = inst_comp[op_inst] if len(op_inst) else np.zeros(0, dtype=np.int64)
+    name_comp = t.name_comp
+    inst_comp = [name_comp[n] for n in t.inst_name]
+    occ_comp = [inst_comp[i] for i in t.occ_inst]
+    op_src = [occ_comp[k] if k >= 0 else -1 for k in t.op_occ]
+    op_dst = [inst_comp[i] for i in t.op_inst]
     n = len(t.inst_obj)
-    count = np.bincount(op_inst, minlength=n) if len(op_inst) else np.zeros(n, dtype=np.int64)
-    first = np.full(n, -1, dtype=np.int64)
-    first[op_inst[::-1]] = np.arange(len(op_inst) - 1, -1, -1)  # the last write wins: each instance's first op
-    ok = (count == 1) & (first >= 0)
-    f = np.maximum(first, 0)
-    message = np.zeros(n, dtype=bool)
-    if len(op_inst):
-        message = ok & (op_kind[f] == SCHEDULE) & (op_mode[f] == CLOCK) & (op_occ[f] >= 0) & (op_value[f] > 0)
-        message &= op_src[f] != inst_comp
-    by_message = message[op_inst] if len(op_inst) else np.zeros(0, dtype=bool)
-    made = op_occ >= 0
+    count = [0] * n
+    first = [-1] * n
+    for i, inst in enumerate(t.op_inst):
+        if not count[inst]:
+            first[inst] = i
+        count[inst] += 1
+    kind, mode, value, occ = t.op_kind, t.op_mode, t.op_value, t.op_occ
+    message = [False] * n
+    for inst in range(n):
+        i = first[inst]
+        if count[inst] == 1 and kind[i] == SCHEDULE and mode[i] == CLOCK and occ[i] >= 0 and value[i] > 0:
+            message[inst] = op_src[i] != inst_comp[inst]
     latency: dict[tuple[int, int], int] = {}
-    sel = made & by_message
-    if sel.any():
-        pairs = op_src[sel] * (1 << 32) + op_dst[sel]
-        order = np.lexsort((op_value[sel], pairs))
-        keys, starts = np.unique(pairs[order], return_index=True)
-        mins = op_value[sel][order][starts]
-        latency = {(int(k >> 32), int(k & 0xFFFFFFFF)): int(v) for k, v in zip(keys, mins, strict=True)}
-    sel = made & ~by_message & (op_src != op_dst)
-    direct = {(int(k >> 32), int(k & 0xFFFFFFFF)) for k in np.unique(op_src[sel] * (1 << 32) + op_dst[sel])}
-    occ_tick = _np(t.occ_tick)
-    served = np.nonzero(occ_tick <= t.end_tick)[0] if len(occ_tick) else np.zeros(0, dtype=np.int64)
+    direct: set[tuple[int, int]] = set()
+    for i, inst in enumerate(t.op_inst):
+        src = op_src[i]
+        if src < 0:
+            continue
+        pair = (src, op_dst[i])
+        if message[inst]:
+            known = latency.get(pair)
+            if known is None or value[i] < known:
+                latency[pair] = value[i]
+        elif src != pair[1]:
+            direct.add(pair)
+    end = t.end_tick
+    served = [k for k, tick in enumerate(t.occ_tick) if tick <= end]
     return Coupling(inst_comp, op_src, op_dst, message, latency, direct, served)
 
 
@@ -91,27 +87,30 @@ def trace_traits(trace: ImportedTrace, c: Coupling | None = None) -> frozenset[s
     out: set[str] = {"recorded_operations"}
     if c.direct:
         out.add("direct_calls")
-    if t.inst_name:
-        names = np.unique(c.inst_comp * (1 << 32) + _np(t.inst_name))  # distinct (component, name) pairs
-        if np.bincount(names >> 32).max() > 1:
-            out.add("several_named_events")
-    served = c.served
-    if len(served):
-        inst = _np(t.occ_inst)[served]
-        tick = _np(t.occ_tick)[served]
-        level = _np(t.inst_level)[inst]
-        comp = c.inst_comp[inst]
+    names: dict[int, set[int]] = {}
+    for comp, name in zip(c.inst_comp, t.inst_name, strict=True):
+        names.setdefault(comp, set()).add(name)
+    if any(len(v) > 1 for v in names.values()):
+        out.add("several_named_events")
+    if c.served:
         # (tick, level) bins: served events run in (tick, level) order, so a bin is a run of equal keys
-        key = tick * 256 + (level + 128)
-        bins = np.concatenate(([0], np.cumsum(key[1:] != key[:-1])))
-        per_bin = np.unique(bins * (1 << 32) + comp) >> 32  # one entry per (bin, component)
-        comps_in_bin = np.bincount(per_bin, minlength=int(bins.max()) + 1)
-        if (comps_in_bin[bins] > 1).mean() >= SHARED_BIN_SHARE:
+        shared = 0
+        run: list[int] = []
+        key = None
+        for k in c.served:
+            inst = t.occ_inst[k]
+            here = (t.occ_tick[k], t.inst_level[inst])
+            if here != key:
+                shared += len(run) if len(set(run)) > 1 else 0
+                run, key = [], here
+            run.append(c.inst_comp[inst])
+        shared += len(run) if len(set(run)) > 1 else 0
+        if shared / len(c.served) >= SHARED_BIN_SHARE:
             out.add("many_events_per_tick")
-        if len(served) / len(np.unique(comp)) >= LONG_RUN_EVENTS:
+        busy = {c.inst_comp[t.occ_inst[k]] for k in c.served}
+        if len(c.served) / len(busy) >= LONG_RUN_EVENTS:
             out.add("long_run")
-    op_occ = _np(t.op_occ)
-    if ((_np(t.op_mode) != CLOCK) & (op_occ >= 0) & (_np(t.op_kind) != DESCHEDULE)).any():
+    if any(m != CLOCK and k >= 0 and kd != DESCHEDULE for m, k, kd in zip(t.op_mode, t.op_occ, t.op_kind, strict=True)):
         out.add("stored_ticks")
     if any(lat == 0 for lat in c.latency.values()):
         out.add("zero_latency_links")

@@ -61,7 +61,7 @@ _EVENT_COST_S = 1e-6  # uniform event cost: the bounds are ratios, the unit canc
 def trace_dag(trace: ImportedTrace, c: Coupling | None = None) -> Dag:
     """The served occurrences as a :class:`~tickpar.perf.dag.Dag` (uniform cost, parent = last scheduler)."""
     c = c if c is not None else coupling(trace)
-    served = c.served
+    served = np.asarray(c.served, dtype=np.int64)
     n = len(served)
     inst = np.asarray(trace.occ_inst, dtype=np.int64)[served]
     # An instance's parent: the occurrence of its last schedule or reschedule (ids are execution positions).
@@ -72,7 +72,7 @@ def trace_dag(trace: ImportedTrace, c: Coupling | None = None) -> Dag:
     last[op_inst[inserting]] = op_occ[inserting]  # numpy keeps the last write of a repeated index
     frame = pd.DataFrame(
         {
-            "component": c.inst_comp[inst],
+            "component": np.asarray(c.inst_comp, dtype=np.int64)[inst],
             "when": np.asarray(trace.occ_tick, dtype=np.int64)[served],
             "priority": np.asarray(trace.inst_level, dtype=np.int64)[inst],
             "source": np.full(n, -1, dtype=np.int64),
@@ -106,7 +106,7 @@ def _histogram(counts: np.ndarray) -> dict[str, int]:
 def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKERS) -> dict[str, Any]:
     """The profile of ``trace`` (see the module docstring)."""
     c = coupling(trace)
-    served = c.served
+    served = np.asarray(c.served, dtype=np.int64)
     if not len(served):
         raise ValueError(f"{trace.path}: no event runs before the end tick {trace.end_tick}: nothing to profile")
     ticks = np.asarray(trace.occ_tick, dtype=np.int64)[served]
@@ -116,7 +116,7 @@ def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKE
     made = (op_occ >= 0) & (np.asarray(trace.op_kind, dtype=np.int64) != DESCHEDULE)
     made &= occ_tick[np.maximum(op_occ, 0)] <= trace.end_tick
     delay = np.asarray(trace.op_delay, dtype=np.int64)[made]
-    across = (c.op_src != c.op_dst)[made]
+    across = (np.asarray(c.op_src, dtype=np.int64) != np.asarray(c.op_dst, dtype=np.int64))[made]
     dag = trace_dag(trace, c)
     table = bounds(dag, workers, which=tuple(dict.fromkeys(STRATEGY_BOUNDS.values())))
     unconstrained = json.loads(table[table["bound"] == "unconstrained"]["params"].iloc[0])

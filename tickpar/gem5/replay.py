@@ -59,7 +59,7 @@ def replay_plan(trace: ImportedTrace) -> ReplayPlan:
     """Objects, messages, links and direct calls of ``trace`` (see the module docstring)."""
     t = trace
     c = coupling(t)
-    message = c.message.tolist()
+    message = c.message
     plan = ReplayPlan(trace=t, message=message, inst_object=[-1] * len(t.inst_obj), coupling=c)
     plan.latency, plan.direct = c.latency, c.direct
     objects: dict[tuple[int, int], int] = {}
