@@ -503,7 +503,7 @@ def _import_native(
     a number beyond int64, a ``.gz`` that cannot be read).  Components are assigned here, by ``rules``,
     in the order the names were first seen (as :meth:`_Importer.name_id` does).
     """
-    import numpy as np
+    from array import array
 
     from tickpar.gem5.lines import FORMATS
 
@@ -547,7 +547,9 @@ def _import_native(
         "inst_obj", "inst_name", "inst_when", "inst_state", "inst_occ", "inst_level", "occ_inst", "occ_tick",
         "op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay",
     ):  # fmt: skip
-        setattr(t, column, np.frombuffer(out.pop(column), dtype=np.int64).tolist())  # frees each buffer in turn
+        values = array("q")  # int64; the standard library's, as a gem5trace cell may run where numpy is not
+        values.frombytes(out.pop(column))  # each buffer freed in turn
+        setattr(t, column, values.tolist())
     return t
 
 
