@@ -340,7 +340,7 @@ def _environment(root: Path) -> dict[str, Any]:
     return env
 
 
-def _main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="config/scaling.yaml", help="the sweep to run (default %(default)s)")
     parser.add_argument("--out-dir", help="where every record and table goes (created; required unless --show)")
@@ -416,4 +416,4 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    sys.exit(main())

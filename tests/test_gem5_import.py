@@ -107,6 +107,15 @@ def test_reinsert_while_pending_is_a_reschedule(tmp_path: Path) -> None:
     assert served(trace) == [(5, "b.e")]  # a.e moved to 30, b.e to 40: past the trace's last tick
 
 
+@pytest.mark.parametrize("fmt", ["auto", "insert-log"])
+def test_reinsert_at_its_own_tick_means_it_ran_just_before(tmp_path: Path, fmt: str) -> None:
+    # b.e is pending at 5 when a.e (running at 5) inserts it again: b.e ran at 5, before a.e
+    text = "0x10,a.e,0,5\n0x20,b.e,0,5\n0x10,a.e,0x20,b.e,5,9\n0x20,b.e,0x20,b.e,9,12\n"
+    trace = import_trace(write(tmp_path, text), fmt)
+    assert served(trace) == [(5, "b.e"), (5, "a.e"), (9, "b.e")]
+    assert trace.rules["ran_silently"] == 1
+
+
 def test_pointer_reuse_cancels_the_pending_event(tmp_path: Path) -> None:
     text = "0x10,x.e,0,100\n0x20,b.e,0,5\n0x20,b.e,0x10,y.e,5,50\n0x20,b.e,0x20,b.e,5,60\n0x20,b.e,0x20,b.e,60,70\n"
     trace = import_trace(write(tmp_path, text))

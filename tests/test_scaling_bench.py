@@ -111,7 +111,7 @@ def test_checks_claim_the_cores_the_pipeline_rule_claims(tmp_path: Path) -> None
 def test_a_scaling_run_writes_the_pipelines_tables_and_resumes_without_rerunning(tmp_path: Path, capsys) -> None:
     path, _ = _sweep(tmp_path)
     out = tmp_path / "run"
-    assert scaling._main(["--config", str(path), "--out-dir", str(out), "--workers", "1,2"]) == 0
+    assert scaling.main(["--config", str(path), "--out-dir", str(out), "--workers", "1,2"]) == 0
     table = pd.read_csv(out / "scaling.csv")
     assert list(table.columns) == list(scaling.SCALING_COLUMNS)
     assert sorted(table["workers"]) == [1, 2]  # conservative at 1 and 2; 64 left out
@@ -125,23 +125,23 @@ def test_a_scaling_run_writes_the_pipelines_tables_and_resumes_without_rerunning
     assert len(timed) == 4  # two baselines, conservative at 1 and 2 workers
     stamps = {p: p.stat().st_mtime_ns for p in timed}
     capsys.readouterr()
-    assert scaling._main(["--config", str(path), "--out-dir", str(out), "--workers", "1,2", "--resume"]) == 0
+    assert scaling.main(["--config", str(path), "--out-dir", str(out), "--workers", "1,2", "--resume"]) == 0
     err = capsys.readouterr().err
     assert "timed phold/tiny: kept from before" in err and "calibration here: kept from before" in err
     assert {p: p.stat().st_mtime_ns for p in timed} == stamps
-    assert scaling._main(["--show", str(out)]) == 0
+    assert scaling.main(["--show", str(out)]) == 0
     assert "conservative/window-threads" in capsys.readouterr().out
 
 
 def test_show_and_out_dir_errors_are_one_line(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit):
-        scaling._main(["--show", str(tmp_path)])
+        scaling.main(["--show", str(tmp_path)])
     assert "no scaling.csv there" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        scaling._main([])
+        scaling.main([])
     assert "--out-dir is required" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        scaling._main(["--out-dir", str(tmp_path), "--workers", "0"])
+        scaling.main(["--out-dir", str(tmp_path), "--workers", "0"])
     assert "--workers '0'" in capsys.readouterr().err
 
 

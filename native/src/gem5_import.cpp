@@ -468,7 +468,6 @@ struct PtrObjs {
 
 struct Importer {
   std::string tpath;
-  bool fmt_insert_log = false;  // the *requested* format (ImportedTrace.format until finish())
   int64_t limit_events = 0;
 
   // strings: pointers and names share one pool; a pool string becomes a name when name_id() first sees it
@@ -693,7 +692,7 @@ struct Importer {
       }
       return;
     }
-    if (inst >= 0 && inst_when[inst] == tick && current >= 0 && fmt_insert_log) {
+    if (inst >= 0 && inst_when[inst] == tick && current >= 0 && kind == A_INSERTED) {
       rule(R_RAN_SILENTLY);
       run_instance(inst, tick, served_pos[current] - 0.5);
       inst = -1;
@@ -1038,7 +1037,6 @@ nb::object import_trace(const std::string& path, const std::string& shown, const
   rd.shown = shown;
   Importer imp;
   imp.tpath = tpath;
-  imp.fmt_insert_log = req == F_INSERT;
   imp.limit_events = events;
   std::string fallback, error;
   {

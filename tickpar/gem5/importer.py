@@ -334,7 +334,7 @@ class _Importer:
                 t.inst_state[inst] = CANCELLED
                 t.rules["cancelled"] += 1
             return
-        if inst >= 0 and t.inst_when[inst] == tick and self.current >= 0 and t.format == "insert-log":
+        if inst >= 0 and t.inst_when[inst] == tick and self.current >= 0 and kind == "inserted":
             # pending at this very tick and inserted again: it ran, just before the current occurrence
             t.rules["ran_silently"] += 1
             self.run_instance(inst, tick, self.served_pos[self.current] - 0.5)
