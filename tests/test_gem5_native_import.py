@@ -67,7 +67,7 @@ def compare(
     rules = ComponentRules(load_mapping(components) if components else ())
 
     def native() -> importer_mod.ImportedTrace:
-        trace = importer_mod._import_native(path, fmt, rules, int(events), required=True)
+        trace = importer_mod.import_native(path, fmt, rules, int(events), required=True)
         if trace is None:
             assert not native_expected, f"the native importer deferred to Python on {path}"
             return python_import(path, fmt, components, events)
@@ -227,7 +227,7 @@ def test_inputs_the_port_defers_to_python(tmp_path: Path) -> None:
     for name, data in cases.items():
         path = tmp_path / name
         path.write_bytes(data)
-        assert importer_mod._import_native(path, "auto", rules, 0) is None, name
+        assert importer_mod.import_native(path, "auto", rules, 0) is None, name
         try:
             compare(path, native_expected=False)
         except TraceError:
@@ -245,13 +245,13 @@ def test_gzip_members_and_padding(tmp_path: Path) -> None:
 def test_the_env_var_chooses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, INSERT)
     calls: list[str] = []
-    real = importer_mod._import_native
+    real = importer_mod.import_native
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append("native")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(importer_mod, "_import_native", spy)
+    monkeypatch.setattr(importer_mod, "import_native", spy)
     for choice, expected in (("python", []), ("native", ["native"]), ("", ["native"])):
         monkeypatch.setenv("TICKPAR_GEM5_IMPORTER", choice)
         calls.clear()

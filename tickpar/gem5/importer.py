@@ -472,7 +472,7 @@ def import_trace(
 ) -> ImportedTrace:
     """Import ``path`` (see the module docstring); ``events`` > 0 keeps whole ticks up to that many events.
 
-    The C++ port (``tickpar_native._gem5``, :func:`_import_native`) runs when it is built, this module's
+    The C++ port (``tickpar_native._gem5``, :func:`import_native`) runs when it is built, this module's
     :class:`_Importer` (the reference) otherwise; ``TICKPAR_GEM5_IMPORTER=python|native`` forces one.
     """
     rules = ComponentRules(load_mapping(components) if components else ())
@@ -480,7 +480,7 @@ def import_trace(
     if choice not in ("", "python", "native"):
         raise TraceError(f"TICKPAR_GEM5_IMPORTER={choice!r} is not allowed: one of python, native (or unset)")
     if choice != "python":
-        native = _import_native(path, fmt, rules, int(events), required=choice == "native")
+        native = import_native(path, fmt, rules, int(events), required=choice == "native")
         if native is not None:
             return native
     reader = TraceReader(str(path))
@@ -492,7 +492,7 @@ def import_trace(
     return imp.finish(reader)
 
 
-def _import_native(
+def import_native(
     path: str | Path, fmt: str, rules: ComponentRules, events: int, required: bool = False
 ) -> ImportedTrace | None:
     """:func:`import_trace` by the C++ port (``tickpar_native._gem5``): the same :class:`ImportedTrace`.
