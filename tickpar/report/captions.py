@@ -21,6 +21,8 @@ READ: dict[str, str] = {
     "gives as validated, it is faint beyond.",
     "time_per_event": "what one event costs each strategy, work included: shorter bars are faster.",
     "overhead": "what each strategy's synchronisation adds per event; at one worker that is its pure cost.",
+    "accuracy": "how much error each quantum ratio buys and how much speed: the further right a point at low "
+    "error, the better the trade; the dashed lines are the published claims.",
     "optimism": "where Time Warp beats conservative windows, and from the lower rows why it loses elsewhere "
     "(work rolled back).",
 }

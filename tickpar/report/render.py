@@ -438,12 +438,12 @@ def render(
         for page in PAGES:
             made = page.make(data)
             figs = made if isinstance(made, list) else [made]
-            if page.figure:
-                _caption(figs[0], page.name)
             if page.figure and page.name in outputs:
                 target = Path(outputs[page.name])
                 target.parent.mkdir(parents=True, exist_ok=True)
-                figs[0].savefig(target, bbox_inches="tight")
+                figs[0].savefig(target, bbox_inches="tight")  # its HTML caption is report/{name}.rst
+            if figs:
+                _caption(figs[0], page.name, inside=not page.figure)
             for fig in figs:
                 pdf.savefig(fig, bbox_inches="tight" if page.figure else None)
                 plt.close(fig)
@@ -457,11 +457,14 @@ def render(
     return pages
 
 
-def _caption(fig: plt.Figure, name: str) -> None:
-    """What to read from the figure, under it (the same sentence opens report/{name}.rst)."""
+def _caption(fig: plt.Figure, name: str, inside: bool = False) -> None:
+    """What to read from the figure, under it in the PDF (the same sentence opens report/{name}.rst);
+    ``inside``: at the foot of a full page (saved as it is), rather than below a figure cropped to fit."""
     text = caption(name)
     if text:
-        fig.text(0.0, -0.01, "What to read: " + text, fontsize=8, va="top", ha="left", wrap=True, color="#333333")
+        x, y = (0.05, 0.012) if inside else (0.0, -0.01)
+        fig.text(x, y, "What to read: " + text, fontsize=8, va="bottom" if inside else "top", ha="left", wrap=True,
+                 color="#333333")  # fmt: skip
 
 
 def _report_data(
