@@ -138,22 +138,6 @@ class ImportedTrace:
         """The component of an instance."""
         return self.name_comp[self.inst_name[inst]]
 
-    def occ_ops(self) -> tuple[list[int], list[list[int]]]:
-        """``(init ops, ops per occurrence)`` as lists of operation indices, each in the order made."""
-        init: list[int] = []
-        per: list[list[int]] = [[] for _ in self.occ_inst]
-        for i, k in enumerate(self.op_occ):
-            (init if k < 0 else per[k]).append(i)
-        return init, per
-
-    def schedulers(self) -> list[int]:
-        """Per instance, the occurrence that inserted it last (-1: before the loop or never)."""
-        last = [-1] * len(self.inst_obj)
-        for occ, kind, inst in zip(self.op_occ, self.op_kind, self.op_inst, strict=True):
-            if kind != DESCHEDULE:
-                last[inst] = occ
-        return last
-
 
 class _Importer:
     """The streaming reconstruction (one pass over the lines; see the module docstring)."""
