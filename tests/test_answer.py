@@ -225,3 +225,19 @@ def test_a_one_cell_sweep_and_its_report_run_without_the_native_engine(tmp_path:
     assert "cxx preset is missing" in (tmp_path / "results" / "report" / "answer.html").read_text()
     html = _snakemake(tmp_path, env, "--cores", "1", "--report", "results/report.html")
     assert html.returncode == 0, html.stderr[-2000:]
+
+
+def test_a_variant_without_a_point_at_the_representative_work_says_where_it_was_measured() -> None:
+    """No 1000 µs cell: its nearest work per event is quoted, and named; a variant with no native cell has no
+    native model; the 'best at' finding only compares points at the column's own work per event."""
+    df = pd.concat([_summary(), pd.DataFrame([_row("optimistic/window10", 2, 100.0, 3.0)])], ignore_index=True)
+    pred = _prediction()
+    pred = pd.concat([pred, pred.assign(variant="window10", strategy="optimistic")], ignore_index=True)
+    table = answer.answer_table(report.prepare(df), pred).set_index("strategy variant")
+    cell = table.loc["optimistic/window10", "python 2w @1000 µs"]
+    assert cell == "3.00 [2.85, 3.15] phold (at 100 µs) ABOVE ITS BOUND"  # its bound is 2.0
+    assert table.loc["optimistic/window10", "native model P16, P64"] == "-"
+    assert table.loc["conservative/window-threads", "native model P16, P64"].startswith("P16 13x")
+    found = dict(answer.answer_findings(report.prepare(df), pred, table.reset_index()))
+    best = next(text for text in found if text.startswith("Best with heavy events"))
+    assert "conservative/window-threads" in best

@@ -105,16 +105,24 @@ def _loop(t: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     return num("loop_speedup", "speedup"), num("loop_speedup_lo", "speedup_lo"), num("loop_speedup_hi", "speedup_hi")
 
 
-def _best(c: pd.DataFrame, engine: str, near: float, param: str) -> str:
-    sub = c[(_engine(c) == engine) & (c["workers"] == 2) & (_work(c, param) == near)]
-    if sub.empty:
+def _best(c: pd.DataFrame, engine: str, column: tuple[float, float], param: str) -> str:
+    """The best counted 2-worker loop speedup at the column's work per event, else at the label's nearest one
+    (saying which), with its interval and workload; flagged when above its bound (or 2x, where it has none)."""
+    target, near = column
+    rows = c[(_engine(c) == engine) & (c["workers"] == 2)]
+    work = _work(rows, param)
+    at = near if (work == near).any() else _nearest(sorted(set(work.dropna())), target)
+    if at is None:
         return "-"
+    sub = rows[work == at]
     y, lo, hi = _loop(sub)
     i = y.idxmax()
     bound = pd.to_numeric(sub["bound_speedup"], errors="coerce").get(i) if "bound_speedup" in sub else None
-    limit = bound if bound is not None and not math.isnan(bound) else 2.0  # no bound: the 2 workers themselves
-    above = f" ABOVE {'ITS BOUND' if limit != 2.0 else '2X'}" if y[i] > limit * (1 + 1e-9) else ""
-    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {sub.loc[i, 'workload']}{above}"
+    has_bound = bound is not None and not math.isnan(bound)
+    limit = bound if has_bound else 2.0  # no bound: the 2 workers themselves
+    above = f" ABOVE {'ITS BOUND' if has_bound else '2X'}" if y[i] > limit * (1 + 1e-9) else ""
+    elsewhere = f" (at {at:g} µs)" if at != near else ""
+    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {sub.loc[i, 'workload']}{elsewhere}{above}"
 
 
 def _correct(sub: pd.DataFrame) -> tuple[str, str]:
@@ -251,11 +259,13 @@ def _row(sc: _Scope, scope: str, label: str) -> dict[str, str]:
     row["correct?"], row["why"] = _correct(sub)
     mine = sc.counted[sc.counted["base_label"] == label]
     for engine, target, near in sc.columns:
-        row[_column(engine, target, near)] = "baseline" if base else _best(mine, engine, near, sc.param)
+        row[_column(engine, target, near)] = "baseline" if base else _best(mine, engine, (target, near), sc.param)
     for engine in sc.engines:
         row[f"{engine} break-even"] = "-" if base else _breakevens(sc.breakevens, label, engine)
+    ran = set(_engine(sub))
     for engine in sc.engines:
-        model = "-" if base else _model(sc.prediction, sc.shapes, strategy, variant, engine, sc.param)
+        model = "-" if base or engine not in ran else _model(sc.prediction, sc.shapes, strategy, variant, engine,
+                                                                 sc.param)  # fmt: skip
         if engine == "native" and sc.cxx_missing:
             model = "cxx preset missing"
         elif model != "-":
@@ -323,7 +333,8 @@ def _exactness(table: pd.DataFrame) -> list[tuple[str, str]]:
 def _best_sentence(table: pd.DataFrame, column: str, what: str, page: str) -> tuple[str, str] | None:
     if column not in table.columns:
         return None
-    values = table[column].astype(str).str.extract(r"^([0-9.]+) \[")[0].astype(float)
+    cells = table[column].astype(str)
+    values = cells.str.extract(r"^([0-9.]+) \[")[0].astype(float).where(~cells.str.contains(r"\(at "))
     if values.dropna().empty:
         return None
     i = values.idxmax()
@@ -351,7 +362,9 @@ def _model_finding(prediction: pd.DataFrame, df: pd.DataFrame, param: str) -> li
     pred = pred[(pred["workers"] == max(MODEL_WORKERS)) & (pred["strategy"] != BASELINE)]
     parts, shapes = [], _shapes(df, param)
     for engine, preset in PRESET_OF.items():
-        sub = _representative(pred[pred["preset"] == preset], shapes, engine)
+        ran = set(zip(df.loc[_engine(df) == engine, "strategy"], df.loc[_engine(df) == engine, "variant"], strict=True))
+        mine = pred[[(a, b) in ran for a, b in zip(pred["strategy"], pred["variant"], strict=True)]]
+        sub = _representative(mine[mine["preset"] == preset], shapes, engine)
         if sub.empty:
             continue
         best = sub.loc[pd.to_numeric(sub["model_value"], errors="coerce").idxmax()]
