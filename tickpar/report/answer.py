@@ -363,7 +363,8 @@ def _model_finding(prediction: pd.DataFrame, df: pd.DataFrame, param: str) -> li
     parts, shapes = [], _shapes(df, param)
     for engine, preset in PRESET_OF.items():
         ran = set(zip(df.loc[_engine(df) == engine, "strategy"], df.loc[_engine(df) == engine, "variant"], strict=True))
-        mine = pred[[(a, b) in ran for a, b in zip(pred["strategy"], pred["variant"], strict=True)]]
+        mine = pred[pd.Series([(a, b) in ran for a, b in zip(pred["strategy"], pred["variant"], strict=True)],
+                              index=pred.index, dtype=bool)]  # fmt: skip
         sub = _representative(mine[mine["preset"] == preset], shapes, engine)
         if sub.empty:
             continue
