@@ -639,8 +639,8 @@ def test_end_to_end(doubles: Path, tmp_path: Path) -> None:
     findings_html = (results / "report" / "findings.html").read_text()
     assert "test-crashy: crash in 1 of 1 cells" in findings_html
     pages, keywords = _pdf_pages(results / "report.pdf")
-    assert pages == 18
-    assert keywords.split("; ") == [
+    assert pages == len(keywords.split("; "))  # a table may run over pages, the appendix lists the defects
+    assert list(dict.fromkeys(keywords.split("; "))) == [
         "answer", "findings", "environment", "correctness", "speedup", "efficiency", "breakeven", "interpreters",
         "ft_cost", "engines", "scaling",
         "time_per_event", "overhead", "optimism", "accuracy", "verdict table", "speedup table", "appendix",
