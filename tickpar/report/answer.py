@@ -137,6 +137,7 @@ def _correct(sub: pd.DataFrame) -> tuple[str, str]:
         text += f"; PROMISE BROKEN in {broken}"
     bad = sub[sub["verdict"] != "exact"]
     pick = bad if not bad.empty else sub
+    pick = pick[pick["workers"] == pick["workers"].max()]  # one worker's promise is the trivial one
     why = ""
     for col in ("promise_because", "verdict_reason"):
         vals = pick[col].dropna().astype(str) if col in pick.columns else pd.Series([], dtype=str)
