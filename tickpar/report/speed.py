@@ -503,6 +503,9 @@ def fig_scaling(
                              gridspec_kw={"wspace": 1.1, "hspace": 0.45})  # fmt: skip
     p = prediction.copy()
     p["label"] = [s if v == "default" else f"{s}/{v}" for s, v in zip(p["strategy"], p["variant"], strict=True)]
+    drawn = list(dict.fromkeys(p["label"]))
+    if len(drawn) <= 10:  # the sweep's palette spreads over every label of the sweep: few, distinct colours here
+        palette = dict(zip(drawn, sns.color_palette("tab10", len(drawn)), strict=True))
     for ax, (workload, shape) in zip(axes.flat, panels, strict=False):
         sub = p[(p["workload"] == workload) & (p["shape"] == shape)]
         handles = _scaling_panel(ax, sub, palette)
