@@ -5,7 +5,7 @@
 # times synchronisation); so does a shape job (a few seconds, one core): its DAG's event costs are the
 # least over repeated recordings, and recordings made beside other jobs would inflate them.
 # The native engine's calibration (the cxx preset) needs the engine built: a sweep without native cells runs
-# without it, and prices the here preset alone (report/scripts/prediction_here.py); the report says so.
+# without it, and prices the here preset alone (`shape --presets here`); the report says so.
 import json
 
 from tickpar.native import available as native_available
@@ -13,11 +13,8 @@ from tickpar.pipeline.sweep import format_value
 
 NATIVE_CALIBRATION = native_available() or any(c.engine == "native" for c in SWEEP.cells)
 CALIBRATION_ENV = "TICKPAR_CALIBRATION=results/calibration.json " if NATIVE_CALIBRATION else ""
-PREDICTION_MODULE = (
-    "-m tickpar.perf.prediction"
-    if NATIVE_CALIBRATION
-    else shlex.quote(os.path.join(workflow.basedir, "report", "scripts", "prediction_here.py"))
-)
+PREDICTION_MODULE = "-m tickpar.perf.prediction"
+PRESETS_ARG = "" if NATIVE_CALIBRATION else " --presets here"
 
 
 def bounds_shapes():
@@ -82,13 +79,14 @@ rule bounds:
         py=PY,
         env=CALIBRATION_ENV,
         module=PREDICTION_MODULE,
+        presets=PRESETS_ARG,
     priority: 5
     resources:
         bench=1,
         load=LOAD,
     shell:
         "{params.env}{params.py} {params.module} shape {params.args} --calibration {input.calibration}"
-        " --out {output} > {log} 2>&1"
+        "{params.presets} --out {output} > {log} 2>&1"
 
 
 rule prediction:

@@ -3,7 +3,6 @@ the captions, the appendix, and a sweep without the native engine."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,12 +12,15 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 import yaml
+from helpers import CALIBRATION  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
+from tickpar.perf.tables import model_rows, shape_bounds
 from tickpar.plugins.registry import REPO_ROOT
 from tickpar.report import answer, appendix
 from tickpar.report import render as report
 from tickpar.report.answer_page import TITLE, answer_pdf
 from tickpar.report.captions import READ
+from tickpar.runner import resolve_cell
 
 
 def _row(label: str, workers: int, work_us: float, loop: float, engine: str = "python", **kw: object) -> dict:
@@ -197,25 +199,20 @@ def test_a_sweep_without_native_cells_plans_no_native_calibration(tmp_path: Path
     assert res.returncode == 0, res.stderr[-2000:]
     out = res.stdout + res.stderr
     assert "bounds_calibration" in out and "tickpar.cli calibrate" not in out
-    assert "prediction_here.py" in out and "TICKPAR_CALIBRATION" not in out
+    assert "--presets here" in out and "TICKPAR_CALIBRATION" not in out
 
 
-def test_the_here_only_prediction_strips_the_cxx_preset(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("prediction_here", REPO_ROOT / "report/scripts/prediction_here.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    owners = [m for n, m in list(sys.modules.items()) if n.startswith("tickpar.perf") and "cxx" in
-              (getattr(m, "PRESETS", None) or ())]  # fmt: skip
-    assert owners, "no tickpar.perf module holds the presets any more: update report/scripts/prediction_here.py"
-    for owner in owners:
-        monkeypatch.setattr(owner, "PRESETS", owner.PRESETS)
-    module.here_only()
-    assert all(owner.PRESETS == ("here",) for owner in owners)
+def test_a_shape_priced_with_the_here_preset_alone_has_no_cxx_rows() -> None:
+    """A sweep without the native engine prices ``here`` only, and a later pricing (the table) does too."""
+    spec = resolve_cell("phold", {"lps": 4, "population": 2, "end_tick": 500}, "sequential", {}, 1, 1).spec
+    cells = [{"strategy": "tick-barrier", "variant": "component", "options": {}, "order": "gem5", "work": "none"}]
+    record = shape_bounds("phold", "tiny", spec, cells, CALIBRATION, (1, 2), "cal.json", recordings=1, presets=["here"])
+    assert {row["preset"] for row in record["rows"]} == {"here"}
+    assert {row["preset"] for row in model_rows(record)} == {"here"}
+    with pytest.raises(ValueError, match="presets"):
+        shape_bounds("phold", "tiny", spec, cells, CALIBRATION, (1, 2), "cal.json", recordings=1, presets=["cxx"])
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
 def test_a_one_cell_sweep_and_its_report_run_without_the_native_engine(tmp_path: Path) -> None:
     env = _without_native(tmp_path)
     res = _snakemake(tmp_path, env, "--cores", "2")

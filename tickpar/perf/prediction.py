@@ -228,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     shape.add_argument("--cells", required=True, help="JSON list of {strategy, variant, options, order, work}")
     shape.add_argument("--workers", default=",".join(map(str, PREDICT_WORKERS)), help="comma-separated P values")
     shape.add_argument("--calibration", required=True, help="the calibrate command's JSON")
+    shape.add_argument(
+        "--presets", default=",".join(PRESETS), help="comma-separated cost presets to price (here alone: no native)"
+    )
     shape.add_argument("--out", required=True)
     table = sub.add_parser("table", help="summary.csv + shape records -> prediction.csv")
     table.add_argument("summary")
@@ -250,7 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.workload, parse_assignments(args.param, "--param"), BASELINE, {}, 1, args.seed
             ).spec
             try:
-                record = shape_bounds(args.workload, args.shape, spec, cells, calibration, workers, args.calibration)
+                presets = [p for p in args.presets.split(",") if p]
+                record = shape_bounds(
+                    args.workload, args.shape, spec, cells, calibration, workers, args.calibration, presets=presets
+                )
             except Exception as exc:  # recorded, like a crashed cell: the sweep goes on without this shape's bounds
                 record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
                           "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip

@@ -76,6 +76,7 @@ def shape_bounds(
     workers: Iterable[int] = PREDICT_WORKERS,
     calibration_file: str = "results/bounds/calibration.json",
     recordings: int = 3,
+    presets: Sequence[str] = PRESETS,
 ) -> dict[str, Any]:
     """The bounds record of one shape: ideal, bound and model (predicted) speedups of each timed (strategy, variant).
 
@@ -86,7 +87,12 @@ def shape_bounds(
     names ``calibration`` in each row's ``model_sources``.  The record keeps the
     DAGs, the cells and each strategy's partition, so that :func:`model_rows` can
     price the model again with overheads fitted later (:func:`one_worker_fits`).
+    ``presets``: the cost presets priced (``here`` alone for a sweep without the native engine, whose
+    ``cxx`` calibration is missing); kept in the record, so that a later pricing prices the same.
     """
+    unknown = [p for p in presets if p not in PRESETS]
+    if unknown or "here" not in presets:
+        raise ValueError(f"presets {list(presets)}: 'here' and any of {', '.join(PRESETS)}")
     from dataclasses import replace
 
     ps = sorted({int(p) for p in workers} | {1})
@@ -129,6 +135,7 @@ def shape_bounds(
         "workers": ps,
         "calibration": dict(calibration),
         "calibration_file": calibration_file,
+        "presets": list(presets),
         "cells": kept,
         "partitions": partitions,
         "dags": {order: dag.to_dict() for order, dag in dags.items()},
@@ -185,7 +192,7 @@ def model_rows(
         backend = strategy_backend(strategy, options)
         parts = record.get("partitions", {}).get(_partition_key(strategy, variant, order))
         lp_of = (lambda p, parts=parts: parts.get(str(p))) if parts is not None else None
-        for name in PRESETS:
+        for name in record.get("presets", PRESETS):
             costs = preset(name, backend, work_mode, calibration, strategy=strategy)
             fit = (fits or {}).get((strategy, variant, order, work_mode, PRESET_ENGINE[name]))
             if fit is not None:
