@@ -49,10 +49,10 @@ def plugin_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     """No TICKPAR_PLUGINS / TICKPAR_BLOCKED from outside, and the process-wide registry restored afterwards."""
     monkeypatch.delenv("TICKPAR_PLUGINS", raising=False)
     monkeypatch.delenv("TICKPAR_BLOCKED", raising=False)
-    # Private on purpose: the very registry object is put back (a re-discovery would be another object, and
-    # slower); tickpar.plugins.registry has no public door for that yet (issue #40 asks its owner for one).
-    saved = tickpar.plugins.registry._registry
+    # The very registry object is put back (a re-discovery would be another object, and slower).
+    saved = tickpar.plugins.registry.swap_registry(None)
+    tickpar.plugins.registry.swap_registry(saved)
     try:
         yield monkeypatch
     finally:
-        tickpar.plugins.registry._registry = saved
+        tickpar.plugins.registry.swap_registry(saved)

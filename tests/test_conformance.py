@@ -193,16 +193,16 @@ def _member_id(params: dict[str, Any]) -> str:
 @pytest.fixture(scope="module")
 def family() -> Iterator[None]:
     """The family's plugin folder on TICKPAR_PLUGINS, and the process-wide registry restored afterwards."""
-    # Private on purpose: the very registry object is put back (a re-discovery would be another object, and
-    # slower); tickpar.plugins.registry has no public door for that yet (issue #40 asks its owner for one).
-    saved = tickpar.plugins.registry._registry
+    # The very registry object is put back (a re-discovery would be another object, and slower).
+    saved = tickpar.plugins.registry.swap_registry(None)
+    tickpar.plugins.registry.swap_registry(saved)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TICKPAR_PLUGINS", os.pathsep.join(filter(None, [os.environ.get("TICKPAR_PLUGINS"), str(FAMILY)])))
         get_registry(refresh=True)
         try:
             yield
         finally:
-            tickpar.plugins.registry._registry = saved
+            tickpar.plugins.registry.swap_registry(saved)
 
 
 def _strategies() -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 
 from tickpar.report import render as report
 from tickpar.report.appendix import diagnostics
+from tickpar.report.data import palette
 from tickpar.report.speed import (
     breakeven_points,
     counted,
@@ -113,7 +114,7 @@ def test_breakeven_figure_has_a_log_x_axis() -> None:
     df = _summary()
     pts = breakeven_points(df)
     assert sorted(pts["x"].unique()) == [1.0, 10.0, 100.0]
-    fig = fig_breakeven(df, report._palette(df))
+    fig = fig_breakeven(df, palette(df))
     assert {ax.get_xscale() for ax in fig.axes if ax.has_data()} == {"log"}
     plt.close(fig)
 

@@ -70,6 +70,7 @@ __all__ = [
     "class_file",
     "get_registry",
     "plugin_files",
+    "swap_registry",
     "where",
 ]
 
@@ -408,3 +409,11 @@ def get_registry(refresh: bool = False) -> Registry:
     if _registry is None or refresh:
         _registry = discover()
     return _registry
+
+
+def swap_registry(registry: Registry | None) -> Registry | None:
+    """Install ``registry`` as the process-wide one (``None``: discover again on next use); return the one it
+    replaces. For callers that change the plugins for a while and then put the very same registry back."""
+    global _registry
+    previous, _registry = _registry, registry
+    return previous

@@ -112,10 +112,6 @@ __all__ = [
     "FIGURES", "HTML_PAGES", "PAGES", "PDF_PAGES", "Page", "ReportData", "breakeven", "breakeven_points", "findings",
     "load_summary", "main", "prepare", "render",
 ]  # fmt: skip
-#: Kept for callers of the old private names.
-_palette = palette
-_labels = labels
-
 #: Verdicts from best to worst; a grid cell shows the worst over its seeds.
 VERDICT_COLOURS = {
     "exact": "#4c9f50",
