@@ -109,8 +109,8 @@ def thread_handoff(
 
     def mean_loop(params: dict[str, Any], strategy: str, workers: int, options: dict[str, Any], order: str) -> float:
         # As the sweep times a cell (one warm-up, then values; the speedup a ratio of mean loop times): under the
-        # GIL the 2-worker loop at 10 us calls is bimodal here (one `tickpar time` of a cell read 16.8 ms, the
-        # same command again 11.0 ms), and a least value would pick the fast mode that the sweep's mean does not.
+        # GIL the 2-worker loop is bimodal per process (docs/measurements/2026-12-05-thread-handoff.md), and a
+        # least value would pick the fast mode that the sweep's mean does not.
         cell = resolve_cell("phold", params, strategy, options, workers, seed=1, order=order, work="gil-release")
         runner = registry.strategy(cell.strategy)()
         loops = [float(runner.run(cell.spec, cell.workers, dict(cell.options)).stats["loop_s"])

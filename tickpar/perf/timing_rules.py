@@ -73,9 +73,8 @@ def slow_rounds(rounds: Sequence[dict[str, Any]], max_shift: float = MAX_ROUND_S
     the fastest round (the least mean) by more than ``max_shift`` (0: none).
 
     The fastest round may be a contended one: contention only adds time, so a contended round that still
-    ran faster than every value of a clean one shows that the clean one's process was slow.  On the 2-core
-    VM a multicore baseline's contended round ran 5.2-5.5 ms and both clean rounds 7.4-7.8 ms; taking only
-    clean rounds as the reference, the 7.6 ms baseline made a 1-worker run look 1.56x faster."""
+    ran faster than every value of a clean one shows that the clean one's process was slow (the case that
+    made a 1-worker run look faster than its baseline: docs/measurements/2026-12-04-timing-rules.md)."""
     fastest = _fastest_round(rounds)
     if max_shift <= 0 or fastest is None:
         return []
