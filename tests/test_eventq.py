@@ -1,4 +1,4 @@
-"""The kernel against gem5: every behavioural case of ``shared/gem5-eventq.md`` §7, then the extras.
+"""The kernel against gem5: every behavioural case of ``docs/explanation/gem5-eventq.md`` §7, then the extras.
 
 Cases 1-31 are the ones verified against compiled gem5 code; ``Ev(tag, prio)`` there
 is ``ev(log, tag, prio)`` here, an event that appends its tag (and, where the case is

@@ -1,5 +1,6 @@
-"""The free-threaded interpreter (DESIGN.md §11, `make freethreaded`): what a cell needs, the interpreter axis
-of a sweep, its summary columns and report pages, the error without one, and the thread-strategy stress.
+"""The free-threaded interpreter (docs/explanation/design.md §11, `make freethreaded`): what a cell needs, the
+interpreter axis of a sweep, its summary columns and report pages, the error without one, and the
+thread-strategy stress.
 
 Runs under either interpreter: the tests that need the pipeline's libraries (pandas, Snakemake) skip where
 they are not installed (`make test-ft` runs this file under .venv-ft/, which has only a cell's).

@@ -88,7 +88,7 @@ def order_of(builder: Builder, **kw: object) -> list[int]:
     return [name for _w, _p, name in r.trace(0)]
 
 
-# -- gem5's order (gem5-eventq.md §7) ------------------------------------------------------------
+# -- gem5's order (docs/explanation/gem5-eventq.md §7) ---------------------------------------------
 def test_same_key_is_lifo() -> None:
     b = Builder(1)
     for _ in range(3):
