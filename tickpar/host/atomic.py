@@ -1,5 +1,6 @@
 """Writing a file atomically: a reader sees the old file or the whole new one, never half of one.
 
+:func:`read_json_object` reads one back (or says there is none).
 :func:`write_json_atomic` is the one way tickpar writes a JSON record (the runner's records, the
 prediction's calibration and shape records, the engine benchmark's record), :func:`write_text_atomic`
 any other text: a temporary file beside the target, renamed over it with the mode a plain ``open()``
@@ -17,7 +18,19 @@ from typing import Any
 
 from tickpar.host.paths import publish
 
-__all__ = ["write_json_atomic", "write_text_atomic"]
+__all__ = ["read_json_object", "write_json_atomic", "write_text_atomic"]
+
+
+def read_json_object(path: str | Path | None) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or ``None`` where there is none to read (no path, unreadable, not a JSON
+    object): a record that a crashed or still-running job did not write is read as absent, not as an error."""
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

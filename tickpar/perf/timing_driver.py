@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.host.affinity import PIN_ENV
-from tickpar.host.atomic import write_json_atomic
+from tickpar.host.atomic import read_json_object, write_json_atomic
 from tickpar.host.procgroup import kill_group
 from tickpar.perf.probe import cpu_availability
 from tickpar.perf.timing_rules import (
@@ -60,20 +60,9 @@ def _tail(text: str, lines: int = 3) -> str:
     return " | ".join(rows[-lines:])
 
 
-def _check_record(path: str | Path | None) -> dict[str, Any] | None:
-    """A correctness record as a dict, or None where there is none to read (no path, unreadable, not JSON)."""
-    if not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def check_wall_s(path: str | Path | None) -> float | None:
     """The wall time of a correctness record's run (``wall_s``), or None where there is none to read."""
-    data = _check_record(path)
+    data = read_json_object(path)
     wall = data.get("wall_s") if data is not None else None
     return float(wall) if isinstance(wall, int | float) and wall >= 0 else None
 
@@ -95,7 +84,7 @@ def values_for(job: TimingJob, values: int, long_cell_s: float, long_values: int
 def _unfinished(path: str | Path | None) -> str | None:
     """The verdict of a correctness record whose run did not finish (crash, timeout, deadlock, or a
     raised causality error: ``failure`` is set), else None: timing such a cell would only repeat it."""
-    data = _check_record(path)
+    data = read_json_object(path)
     if data is None:
         return None
     verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else {}

@@ -65,6 +65,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from tickpar.host.atomic import read_json_object
 from tickpar.host.paths import publish
 from tickpar.pipeline.sweep import BASELINE
 
@@ -88,16 +89,6 @@ _ENV_KEYS = (
     "python", "implementation", "gil_enabled", "free_threaded_build", "cpu_model", "cores",
     "usable_cores", "platform", "hostname", "git_sha", "slurm_job_id",
 )  # fmt: skip
-
-
-def _load(path: str | None) -> dict[str, Any] | None:
-    if not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def flatten_stats(stats: Mapping[str, Any] | None, prefix: str = "stat_") -> dict[str, Any]:
@@ -325,7 +316,7 @@ def aggregate(
     *,
     bootstrap: int = 2000,
     confidence: float = 0.95,
-    load: Any = _load,
+    load: Any = read_json_object,
 ) -> pd.DataFrame:
     """The summary table of a sweep (one row per manifest entry, in manifest order)."""
     entries = list(manifest)

@@ -29,6 +29,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from tickpar.host.atomic import read_json_object
 from tickpar.report.layout import write_text
 
 __all__ = ["OUTDIR", "fig_bounds", "page_data", "pdf_pages", "write_page"]
@@ -128,11 +129,8 @@ def _anatomies(checks: Path) -> list[dict[str, Any]]:
     """split's non-exact check records on the trace: verdict, reason and the first anatomy steps."""
     out = []
     for path in sorted(checks.rglob("*.json")) if checks.is_dir() else []:
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if record.get("strategy") != "split" or record.get("verdict", {}).get("kind") in (None, "exact"):
+        record = read_json_object(path)
+        if record is None or record.get("strategy") != "split" or record.get("verdict", {}).get("kind") in (None, "exact"):
             continue
         steps = [
             f"{s.get('step', '-')}  {s.get('worker') if s.get('worker') is not None else ''}  {s.get('event') or ''}"
