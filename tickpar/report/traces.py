@@ -130,7 +130,9 @@ def _anatomies(checks: Path) -> list[dict[str, Any]]:
     out = []
     for path in sorted(checks.rglob("*.json")) if checks.is_dir() else []:
         record = read_json_object(path)
-        if record is None or record.get("strategy") != "split" or record.get("verdict", {}).get("kind") in (None, "exact"):
+        if record is None or record.get("strategy") != "split":
+            continue
+        if record.get("verdict", {}).get("kind") in (None, "exact"):
             continue
         steps = [
             f"{s.get('step', '-')}  {s.get('worker') if s.get('worker') is not None else ''}  {s.get('event') or ''}"
