@@ -17,6 +17,7 @@ from typing import Any
 
 from tickpar.gem5.importer import CLOCK
 from tickpar.gem5.replay import ReplayPlan
+from tickpar.kernel import statesave
 from tickpar.kernel.model import Component, Link, Model, ModelEvent
 from tickpar.native.record import DESCHEDULE, RESCHEDULE, SCHEDULE
 
@@ -121,3 +122,8 @@ def build_replay_model(model: Model, plan: ReplayPlan, work_us: float) -> list[T
         model.connect_direct(comps[a], comps[b])
     model.end_tick = t.end_tick
     return comps
+
+
+# The plan is the replay's program, never its state: engines that roll back keep it by reference (their
+# saves and the rollback check's fingerprints would otherwise copy the whole trace at every event).
+statesave.register_reference(ReplayPlan)
