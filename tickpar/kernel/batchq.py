@@ -22,10 +22,10 @@ from tickpar.kernel.events import (
     Op,
     SchedulingError,
     Violation,
-    _forget_dup,
-    _is_live,
-    _lifo_ties,
-    _untyped,
+    forget_dup,
+    is_live,
+    lifo_ties,
+    untyped,
 )
 from tickpar.kernel.gem5queue import EventQueue
 
@@ -162,12 +162,12 @@ class BatchQueue(EventQueue):
         d = self._target.sink
         if d is None:
             if self._post_fast and event._tie is None and when >= self.cur_tick:
-                tie = next(_lifo_ties)
+                tie = next(lifo_ties)
                 event._when = when
                 event._tie = tie
                 heappush(self._heap, (when * 256 + event._pkey, tie, event))
             else:
-                _untyped(self.schedule)(event, when)
+                untyped(self.schedule)(event, when)
             return
         if (
             self._defer_fast
@@ -184,7 +184,7 @@ class BatchQueue(EventQueue):
             if d.watch and (event.__class__ is not d.plain_class or (when << PRIO_BITS) + event._pkey <= d.limit_key):
                 d.on_op(event, op)
         else:
-            _untyped(self.schedule)(event, when)
+            untyped(self.schedule)(event, when)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         d = self._target.sink
@@ -214,7 +214,7 @@ class BatchQueue(EventQueue):
             if event._dups is None:
                 raise EventNotFound(event, self.cur_tick)
             tie = event._dups[-1]
-            _forget_dup(event, tie)
+            forget_dup(event, tie)
         if d.watch and event.__class__ is not d.plain_class:
             d.on_op(event, None)
         event._tie = None if event._tie is tie else event._tie
@@ -236,8 +236,8 @@ class BatchQueue(EventQueue):
         tie = entry[1]
         if event._tie == tie:
             event._tie = None
-        elif event._dups is not None and _is_live(event, tie):
-            _forget_dup(event, tie)
+        elif event._dups is not None and is_live(event, tie):
+            forget_dup(event, tie)
             d.execs.append((entry[0], tie, len(d.ops)))
             d.size_delta -= 1
             self._execute_duplicate(event, key_when(entry[0]))
@@ -267,9 +267,9 @@ class BatchQueue(EventQueue):
             d.size_delta -= 1
             self.execute_popped(event)
             return True
-        if event._dups is None or not _is_live(event, op):
+        if event._dups is None or not is_live(event, op):
             return False
-        _forget_dup(event, op)
+        forget_dup(event, op)
         d.execs.append((key, tie, len(d.ops)))
         d.size_delta -= 1
         self._execute_duplicate(event, op[1])

@@ -27,8 +27,12 @@ __all__ = [
     "SchedulingError",
     "Violation",
     "entry_live",
+    "forget_dup",
+    "is_live",
+    "lifo_ties",
     "op_key",
     "op_live",
+    "untyped",
 ]
 
 
@@ -131,10 +135,10 @@ _instance_counter = itertools.count(1)
 # scheduled on another must never get a tie its stale entry in the first heap still carries.
 # Within one queue they still increase with every insertion, which is all LIFO order needs.
 # The counter yields gem5-order ties directly, minus the insertion number (-1, -2, ...): the hot paths take
-# ``next(_lifo_ties)`` with no negation (one int less to make per insertion); canonical order's unsourced
+# ``next(lifo_ties)`` with no negation (one int less to make per insertion); canonical order's unsourced
 # ties use the insertion number itself, ``-tie``.  CPython 3.11 specialises a call of the builtin ``next``,
 # not one of the bound ``__next__`` method-wrapper (docs/measurements/2026-12-04-kernel-hot-path.md).
-_lifo_ties = itertools.count(-1, -1)
+lifo_ties = itertools.count(-1, -1)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # model events subclass it in interpreted code
@@ -267,13 +271,13 @@ class Event:
         return f"<Event {self._name} when={self._when} prio={self._priority} {state}>"
 
 
-def _untyped(method: Any) -> Any:
+def untyped(method: Any) -> Any:
     """``method`` as an untyped callable: in the compiled build, a call through it passes its arguments as
     they are (a native call of ``schedule(event, when: int)`` would make ``when`` a plain ``int`` copy)."""
     return method
 
 
-def _is_live(event: Event, tie: Any) -> bool:
+def is_live(event: Event, tie: Any) -> bool:
     """True when the entry (or pending op) ``tie`` of ``event`` is still one the queue will serve."""
     if _same(event._tie, tie):
         return True
@@ -286,7 +290,7 @@ def _same(held: Any, tie: Any) -> bool:
     return held is tie or (tie.__class__ is int and held == tie)
 
 
-def _forget_dup(event: Event, tie: Any) -> None:
+def forget_dup(event: Event, tie: Any) -> None:
     dups = event._dups
     assert dups is not None
     for i, d in enumerate(dups):
@@ -309,7 +313,7 @@ batch); :func:`entry_live` says whether one is still live.
 def entry_live(entry: Entry) -> bool:
     """True while nothing (deschedule, reschedule, serving) has retired this entry."""
     event = entry[2]
-    return event._tie == entry[1] or (event._dups is not None and _is_live(event, entry[1]))
+    return event._tie == entry[1] or (event._dups is not None and is_live(event, entry[1]))
 
 
 # Typed ``Any``, not ``tuple[Event, int, int | None]``: an op is known by identity (``event._tie is op``),
@@ -332,4 +336,4 @@ def op_key(op: Op) -> int:
 
 def op_live(op: Op) -> bool:
     """True while ``op`` is its event's pending insertion (or one of its double-schedule duplicates)."""
-    return _is_live(op[0], op)
+    return is_live(op[0], op)

@@ -72,7 +72,7 @@ This module is also compiled with mypyc in the optional compiled build (setup.py
 stay non-native, the ``threading.local`` subclass lives in :mod:`tickpar.kernel._interpreted`,
 :data:`Op` is typed ``Any`` (ops are known by identity, which a typed tuple would lose),
 events hash by identity explicitly, and a call that must hand a subclass the caller's own
-objects goes through ``_untyped``.  ``tests/test_kernel_build.py`` fails on each of those
+objects goes through ``untyped``.  ``tests/test_kernel_build.py`` fails on each of those
 differences; ``make test-compiled`` runs the suite on the compiled build.
 """
 
@@ -92,10 +92,10 @@ from tickpar.kernel.events import (
     Op,
     SchedulingError,
     Violation,
-    _forget_dup,
-    _is_live,
-    _lifo_ties,
-    _untyped,
+    forget_dup,
+    is_live,
+    lifo_ties,
+    untyped,
 )
 
 __all__ = [
@@ -171,7 +171,7 @@ class EventQueue:
 
     def _next_tie(self, event: Event) -> int:
         # gem5: LIFO among equal keys, so later insertions get smaller ties.
-        tie = next(_lifo_ties)
+        tie = next(lifo_ties)
         if self._canonical:
             source = event.source
             if source is None:
@@ -197,7 +197,7 @@ class EventQueue:
         if old is not None:
             self._fail("schedule", event, when, "already-scheduled")
         # Inline of _next_tie: this is the hottest call after service_one.
-        tie = next(_lifo_ties)
+        tie = next(lifo_ties)
         if self._canonical:
             source = event.source
             if source is None:
@@ -230,12 +230,12 @@ class EventQueue:
         if self._post_fast and event._tie is None and when >= self.cur_tick:
             # schedule()'s plain path, inlined: one Python call less per message.  ``when * 256`` is
             # ``when << PRIO_BITS`` (asserted below the class) as an operation 3.11 specialises for ints.
-            tie = next(_lifo_ties)
+            tie = next(lifo_ties)
             event._when = when
             event._tie = tie
             heappush(self._heap, (when * 256 + event._pkey, tie, event))
         else:
-            _untyped(self.schedule)(event, when)
+            untyped(self.schedule)(event, when)
 
     def reschedule(self, event: Event, when: int, always: bool = False) -> None:
         """gem5 ``reschedule``: move ``event`` to ``when``; with ``always`` it may be unscheduled."""
@@ -260,7 +260,7 @@ class EventQueue:
             if dups is None:
                 raise EventNotFound(event, self.cur_tick)
             tie = dups[-1]  # found: a double schedule left it queued without its Scheduled flag
-            _forget_dup(event, tie)
+            forget_dup(event, tie)
         else:
             event._tie = None
         event._stale = tie
@@ -280,7 +280,7 @@ class EventQueue:
             key, tie, event = heappop(heap)
             if event._tie == tie:
                 break
-            if event._dups is not None and _is_live(event, tie):
+            if event._dups is not None and is_live(event, tie):
                 return self._serve_duplicate(key, tie, event)
             self._offset += 1  # a stale entry dropped
         event._tie = None
@@ -307,7 +307,7 @@ class EventQueue:
             key, tie, event = heappop(heap)
             if event._tie != tie:
                 # A stale entry of a descheduled or rescheduled event, or a double schedule's duplicate.
-                if event._dups is not None and _is_live(event, tie):
+                if event._dups is not None and is_live(event, tie):
                     done = self._serve_duplicate(key, tie, event)
                     if done is not None:
                         return done
@@ -331,7 +331,7 @@ class EventQueue:
 
     def _serve_duplicate(self, key: int, tie: Any, event: Event) -> Event | None:
         """Serve the older entry of a double-scheduled event at its own tick (see the module docstring)."""
-        _forget_dup(event, tie)  # popped: the heap and the queue lose it together
+        forget_dup(event, tie)  # popped: the heap and the queue lose it together
         when = key_when(key)
         if not event._squashed:
             self.cur_tick = when
@@ -369,7 +369,7 @@ class EventQueue:
         while heap:
             entry = heap[0]
             event = entry[2]
-            if event._tie == entry[1] or (event._dups is not None and _is_live(event, entry[1])):
+            if event._tie == entry[1] or (event._dups is not None and is_live(event, entry[1])):
                 return entry
             heappop(heap)
             self._offset += 1
@@ -408,8 +408,8 @@ class EventQueue:
             if event._tie == tie:
                 event._tie = None
                 break
-            if event._dups is not None and _is_live(event, tie):
-                _forget_dup(event, tie)
+            if event._dups is not None and is_live(event, tie):
+                forget_dup(event, tie)
                 event._when = key_when(key)
                 break
             self._offset += 1
@@ -459,7 +459,7 @@ class EventQueue:
             entry = heappop(heap)
             self._offset += 1  # a live entry out of the heap stays queued; a stale one is dropped
             event = entry[2]
-            if event._tie == entry[1] or (event._dups is not None and _is_live(event, entry[1])):
+            if event._tie == entry[1] or (event._dups is not None and is_live(event, entry[1])):
                 out.append(entry)
         return out
 
@@ -493,8 +493,8 @@ class EventQueue:
                     return done
             if event._tie == tie:
                 event._tie = None
-            elif event._dups is not None and _is_live(event, tie):
-                _forget_dup(event, tie)
+            elif event._dups is not None and is_live(event, tie):
+                forget_dup(event, tie)
                 self._offset -= 1  # out of the heap since pop_bin: now out of the queue too
                 when = key_when(key)
                 if not event._squashed:
@@ -551,13 +551,13 @@ class EventQueue:
             # gem5 order, the common case: the next insertion numbers, LIFO.
             for op in ops:
                 event, when, _source = op
-                tie = next(_lifo_ties)
+                tie = next(lifo_ties)
                 if event._tie is op:
                     event._tie = tie
-                elif event._dups is None or not _is_live(event, op):
+                elif event._dups is None or not is_live(event, op):
                     continue
                 else:
-                    _forget_dup(event, op)
+                    forget_dup(event, op)
                     self._keep_duplicate(event, tie)
                 heappush(heap, ((when << PRIO_BITS) + event._pkey, tie, event))
                 inserted += 1
@@ -568,14 +568,14 @@ class EventQueue:
                 if tie_iter is not None:
                     tie = next(tie_iter)
                 else:
-                    seq = -next(_lifo_ties)
+                    seq = -next(lifo_ties)
                     tie = UNSOURCED_BASE + seq if source is None else source
                 if event._tie is op:
                     event._tie = tie
-                elif event._dups is None or not _is_live(event, op):
+                elif event._dups is None or not is_live(event, op):
                     continue
                 else:
-                    _forget_dup(event, op)
+                    forget_dup(event, op)
                     self._keep_duplicate(event, tie)
                 heappush(heap, ((when << PRIO_BITS) + event._pkey, tie, event))
                 inserted += 1
@@ -590,7 +590,7 @@ class EventQueue:
     def check_invariants(self) -> list[str]:
         """Problems with the queue's state, as gem5's ``debugVerify`` reports them; [] if none."""
         problems = []
-        live = [(k, t, e) for (k, t, e) in self._heap if _is_live(e, t)]
+        live = [(k, t, e) for (k, t, e) in self._heap if is_live(e, t)]
         if len(live) != len(self):
             problems.append(f"queue size {len(self)} but {len(live)} live entries")
         seen: set[int] = set()
@@ -608,7 +608,7 @@ class EventQueue:
 
     def pending(self) -> list[Event]:
         """Queued events in service order (for tests and debugging; O(n log n))."""
-        return [e for (_k, t, e) in sorted(self._heap, key=lambda x: (x[0], x[1])) if _is_live(e, t)]
+        return [e for (_k, t, e) in sorted(self._heap, key=lambda x: (x[0], x[1])) if is_live(e, t)]
 
     def __repr__(self) -> str:
         return f"<EventQueue {self.name} cur_tick={self.cur_tick} size={len(self)} order={self.order}>"
