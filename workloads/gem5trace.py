@@ -20,15 +20,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from tickpar.gem5 import (
-    EXAMPLE_COMPONENTS,
-    EXAMPLE_TRACE,
-    ReplayPlan,
-    TraceError,
-    import_trace,
-    replay_plan,
-    trace_key,
-)
+from tickpar.gem5 import ReplayPlan, TraceError, import_trace, replay_plan, trace_key, trace_source
 from tickpar.gem5.lines import FORMATS
 from tickpar.gem5.model import build_replay_model
 from tickpar.kernel.model import Model
@@ -43,12 +35,11 @@ def _plan(key: tuple[Any, ...], path: str, fmt: str, components: str | None, eve
 
 def plan_for(params: dict[str, Any]) -> ReplayPlan:
     """The (cached) replay plan of a resolved params dict; bad input is a one-line ParamError."""
-    path, fmt, components, events = params["trace"], params["format"], params["components"], params["events"]
-    if not path:
-        path, components = str(EXAMPLE_TRACE), components or str(EXAMPLE_COMPONENTS)
+    path, components = trace_source(params["trace"], params["components"])
+    fmt, events = params["format"], params["events"]
     try:
         key = trace_key(path, fmt, components, events)
-        return _plan(key, path, fmt, components or None, events)
+        return _plan(key, path, fmt, components, events)
     except FileNotFoundError as exc:
         raise ParamError(f"workload gem5trace: {exc.filename}: no such file") from None
     except (TraceError, ValueError) as exc:

@@ -23,6 +23,15 @@ from tickpar.gem5.replay import ReplayPlan, replay_plan
 EXAMPLE_TRACE = Path(__file__).parent / "data" / "multicore-2core.event.txt.gz"
 EXAMPLE_COMPONENTS = EXAMPLE_TRACE.with_name(EXAMPLE_TRACE.name + ".components")
 
+
+
+def trace_source(trace: str, components: str = "") -> tuple[str, str | None]:
+    """``(trace, components)`` as given, or the bundled example and its mapping when ``trace`` is empty."""
+    if not trace:
+        return str(EXAMPLE_TRACE), components or str(EXAMPLE_COMPONENTS)
+    return trace, components or None
+
+
 __all__ = [
     "EXAMPLE_COMPONENTS",
     "EXAMPLE_TRACE",
@@ -33,4 +42,5 @@ __all__ = [
     "import_trace",
     "replay_plan",
     "trace_key",
+    "trace_source",
 ]

@@ -212,12 +212,10 @@ def profile_workload(workload: str, params: dict[str, Any], seed: int = 1) -> di
     resolved = resolve(cls.params, params, f"workload {workload} parameter")
     cls().check_params(resolved)
     if workload == "gem5trace":
-        plan_params = {k: resolved[k] for k in ("trace", "format", "components", "events")}
-        from tickpar.gem5 import EXAMPLE_COMPONENTS, EXAMPLE_TRACE
+        from tickpar.gem5 import trace_source
 
-        trace = plan_params["trace"] or str(EXAMPLE_TRACE)
-        components = plan_params["components"] or (str(EXAMPLE_COMPONENTS) if not plan_params["trace"] else None)
-        profile = trace_profile(import_trace(trace, plan_params["format"], components, plan_params["events"]))
+        trace, components = trace_source(resolved["trace"], resolved["components"])
+        profile = trace_profile(import_trace(trace, resolved["format"], components, resolved["events"]))
     else:
         profile = profile_spec(RunSpec(workload, resolved, seed))
     profile["workload"] = workload
