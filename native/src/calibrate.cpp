@@ -5,7 +5,14 @@
 #include <cmath>
 #include <mutex>
 #include <thread>
+#include <queue>
+#include <random>
 #include <vector>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #include "engine.hpp"
 
@@ -71,6 +78,72 @@ double barrier_once(int64_t rounds) {
   for (int64_t i = 0; i < rounds; ++i) wait();
   double s = secs(t0) / double(rounds);
   other.join();
+  return s;
+}
+
+// Pin the calling thread to the k-th CPU of the process's CPU set (no-op with fewer CPUs than k + 1).
+void pin_to(int k) {
+#ifdef __linux__
+  cpu_set_t all, one;
+  if (sched_getaffinity(0, sizeof(all), &all) != 0) return;
+  int seen = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all) && seen++ == k) {
+      CPU_ZERO(&one);
+      CPU_SET(c, &one);
+      pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+      return;
+    }
+#else
+  (void)k;
+#endif
+}
+
+// The physical floor of a hand-off: one cache line bounced between two threads pinned to two CPUs, each
+// spinning until the other has written it (no yield: both have a CPU of their own).  Seconds per round trip
+// (two transfers of the line).  With fewer than 2 CPUs the threads share one and the figure is a
+// scheduler's, not a cache's.
+double pingpong_once(int64_t rounds) {
+  alignas(64) std::atomic<int64_t> line{0};
+  cpu_set_t saved;
+  bool restore = pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) == 0;
+  std::thread other([&] {
+    pin_to(1);
+    for (int64_t i = 1; i <= rounds; ++i) {
+      while (line.load(std::memory_order_acquire) != 2 * i - 1) relax();
+      line.store(2 * i, std::memory_order_release);
+    }
+  });
+  pin_to(0);
+  for (int64_t i = 0; i < 1000; ++i) relax();  // let the other thread reach its CPU
+  auto t0 = Clock::now();
+  for (int64_t i = 1; i <= rounds; ++i) {
+    line.store(2 * i - 1, std::memory_order_release);
+    while (line.load(std::memory_order_acquire) != 2 * i) relax();
+  }
+  double s = secs(t0) / double(rounds);
+  other.join();
+  if (restore) pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+  return s;
+}
+
+// A plain binary heap (std::priority_queue of (tick, serial) pairs) in the hold model: `pending` entries,
+// each step pops the head and pushes it back a pseudo-random 1..97 ticks later.  Seconds per pop + push:
+// what any event queue pays, with no replay around it.
+double heap_once(int32_t pending, int64_t steps) {
+  using Item = std::pair<int64_t, int64_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q;
+  std::minstd_rand rng(12345);
+  for (int32_t i = 0; i < pending; ++i) q.push({int64_t(rng() % 97), i});
+  auto t0 = Clock::now();
+  int64_t serial = pending;
+  for (int64_t i = 0; i < steps; ++i) {
+    Item top = q.top();
+    q.pop();
+    q.push({top.first + 1 + int64_t(rng() % 97), ++serial});
+  }
+  double s = secs(t0) / double(steps);
+  asm volatile("" : : "r"(q.top().first));
   return s;
 }
 
@@ -148,8 +221,11 @@ CalibrationResult calibrate_costs(double budget_s) {
   int reps = 5;
   out.values.push_back({"mutex_ns", 1e9 * median_of(reps, [&] { return mutex_once(int64_t(2e6 * scale)); })});
   out.values.push_back({"barrier_ns", 1e9 * median_of(reps, [&] { return barrier_once(int64_t(2e4 * scale)); })});
+  out.values.push_back({"pingpong_ns", 1e9 * median_of(reps, [&] { return pingpong_once(int64_t(2e4 * scale)); })});
   out.values.push_back({"message_ns", 1e9 * median_of(reps, [&] { return message_once(int64_t(2e4 * scale)); })});
   out.values.push_back({"event_ns", 1e9 * median_of(3, [&] { return event_once(1024, int64_t(1e6 * scale)); })});
+  out.values.push_back({"heap_ns", 1e9 * median_of(3, [&] { return heap_once(1024, int64_t(1e6 * scale)); })});
+  out.values.push_back({"heap_ns_pending64", 1e9 * median_of(3, [&] { return heap_once(64, int64_t(1e6 * scale)); })});
   out.values.push_back({"event_ns_pending64", 1e9 * median_of(3, [&] { return event_once(64, int64_t(1e6 * scale)); })});
   double rate = spin_rate(true);
   out.values.push_back({"spin_per_us", rate});
