@@ -18,6 +18,7 @@ rule report_files:
         failures=FAILURE_OUTPUTS,  # rules/failures.smk: their pages go into the PDF too
         traces=TRACE_OUTPUTS,  # rules/traces.smk: the gem5 trace pages, in the PDF too (none without traces)
         engine=ENGINE_BENCH_OUTPUTS,  # rules/engine.smk: the environment page's engine table (none when off)
+        calibration=["results/calibration.json"] if NATIVE_CALIBRATION else [],  # rules/bounds.smk: native costs
     output:
         answer=report(
             REPORT_OUTPUTS["answer"],

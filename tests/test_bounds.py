@@ -339,6 +339,53 @@ def test_cli_bounds_writes_the_tidy_table(tmp_path: Path, capsys: pytest.Capture
     assert len(Dag.load(dag_out)) > 0
 
 
+def test_each_native_cost_is_shown_as_a_multiple_of_its_floor() -> None:
+    """Sync costs against pingpong_ns, event_ns against heap_ns; a floor the file lacks reads n/a, never a crash."""
+    from tickpar.perf.costs import beside_floor, calibration_figures
+
+    cal = {"pingpong_ns": 80.0, "heap_ns": 20.0, "barrier_ns": 96.0, "mutex_ns": 16.0, "message_ns": 40.0,
+           "tb_batch_ns": 8000.0, "event_ns": 50.0}  # fmt: skip
+    assert beside_floor(cal, "barrier_ns") == "96.0 ns = 1.2 x pingpong"
+    assert beside_floor(cal, "mutex_ns") == "16.0 ns = 0.20 x pingpong"
+    assert beside_floor(cal, "tb_batch_ns") == "8000.0 ns = 100.0 x pingpong"
+    assert beside_floor(cal, "event_ns") == "50.0 ns = 2.5 x heap"
+    assert beside_floor(cal, "pingpong_ns") == "80.0 ns"
+    assert [k for k, _ in calibration_figures(cal)] == ["pingpong_ns", "heap_ns", "mutex_ns", "barrier_ns",
+                                                       "message_ns", "tb_batch_ns", "event_ns"]  # fmt: skip
+    old = {k: v for k, v in cal.items() if k not in ("pingpong_ns", "heap_ns", "tb_batch_ns")}
+    assert beside_floor(old, "barrier_ns") == "96.0 ns = n/a x pingpong"
+    assert beside_floor(old, "event_ns") == "50.0 ns = n/a x heap"
+    assert beside_floor(old, "pingpong_ns") == beside_floor(old, "tb_batch_ns") == "n/a"
+    assert beside_floor({**cal, "pingpong_ns": 0.0}, "message_ns") == "40.0 ns = n/a x pingpong"
+
+
+@pytest.mark.parametrize("floors", [True, False], ids=["current", "older file"])
+def test_cli_bounds_cxx_prints_each_cost_beside_its_floor(
+    floors: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tickpar bounds --overheads cxx` lists the calibration's costs as multiples of pingpong_ns and heap_ns;
+    a file from before those floors (or tb_batch_ns) still prices the bounds and shows n/a."""
+    from helpers import CXX_CALIBRATION
+
+    cal = dict(CXX_CALIBRATION)
+    if not floors:
+        cal = {k: v for k, v in cal.items() if k not in ("pingpong_ns", "heap_ns", "tb_batch_ns")}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(cal))
+    argv = ["bounds", "-w", "phold", "-p", "end_tick=1000", "--workers-max", "4", "--overheads", "cxx"]
+    assert main([*argv, "--calibration", str(path)]) == 0
+    out = capsys.readouterr().out
+    if floors:  # the fixture: pingpong 100 ns, heap 40 ns
+        for line in ("pingpong_ns 100.0 ns", "barrier_ns 500.0 ns = 5.0 x pingpong", "mutex_ns 20.0 ns = 0.20 x "
+                     "pingpong", "message_ns 150.0 ns = 1.5 x pingpong", "tb_batch_ns 5000.0 ns = 50.0 x pingpong",
+                     "event_ns 80.0 ns = 2.0 x heap"):  # fmt: skip
+            assert f"  {line}\n" in out, line
+    else:
+        assert "  pingpong_ns n/a\n" in out and "  barrier_ns 500.0 ns = n/a x pingpong\n" in out
+        assert "  tb_batch_ns n/a\n" in out and "  event_ns 80.0 ns = n/a x heap\n" in out
+    assert "unconstrained" in out
+
+
 @pytest.mark.parametrize(
     "extra",
     [

@@ -102,14 +102,17 @@ def test_options_the_engine_does_not_take_are_refused() -> None:
 
 
 @needs_engine
-def test_calibrate_writes_the_contract_keys(tmp_path: Path) -> None:
+def test_calibrate_writes_the_contract_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cal.json"
     assert main(["calibrate", "--budget", "0.05", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
-    for key in ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns"):
-        assert data[key] > 0
-    assert data["details"]["tb_parallel_batches"] > 0 and "tb_batch_ns" in data["what"]
+    assert data["format"] == "tickpar.calibration/1"
+    for key in ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns", "pingpong_ns", "heap_ns"):
+        assert data[key] > 0 and key in data["what"]
+    assert data["details"]["tb_parallel_batches"] > 0 and data["details"]["heap_ns_pending64"] > 0
     assert data["machine"]["cores"] and data["date"]
+    line = capsys.readouterr().out.strip()  # the one-liner names the floors too
+    assert "pingpong_ns " in line and "heap_ns " in line and line.endswith(f"-> {out}")
 
 
 def test_without_the_extension_the_error_is_one_line(

@@ -419,7 +419,7 @@ def test_work_spin_is_calibrated() -> None:
 
 def test_calibrate_reports_the_contract_keys() -> None:
     got = tn.calibrate(0.05)
-    for key in ("mutex_ns", "barrier_ns", "message_ns", "event_ns"):
+    for key in ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "pingpong_ns", "heap_ns", "heap_ns_pending64"):
         assert got[key] > 0
 
 

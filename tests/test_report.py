@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from helpers import CXX_CALIBRATION
 
 from tickpar.report import render as report
 from tickpar.report.appendix import diagnostics
@@ -142,12 +144,29 @@ def test_render_writes_every_registered_page_and_a_new_page_is_one_entry(
     figures = [p.name for p in report.PAGES if p.figure]
     outputs: dict[str, str | Path] = {name: tmp_path / f"{name}.png" for name in figures}
     outputs.update(findings=tmp_path / "f.html", environment=tmp_path / "e.html", pdf=tmp_path / "r.pdf")
-    pages = report.render(summary, outputs, prediction=prediction)
+    calibration = tmp_path / "calibration.json"  # the environment page lists the native costs beside their floors
+    calibration.write_text(json.dumps(CXX_CALIBRATION))
+    pages = report.render(summary, outputs, prediction=prediction, calibration=calibration)
     assert list(dict.fromkeys(pages)) == names
     for name in figures:
         assert Path(outputs[name]).stat().st_size > 1000, name
     assert names == ["findings", "scaling", "speedup table", "extra"]
     assert "of its bound" in Path(outputs["findings"]).read_text()
+    env = Path(outputs["environment"]).read_text()
+    assert "<th>native barrier_ns</th><td>500.0 ns = 5.0 x pingpong</td>" in env
+    assert "<th>native event_ns</th><td>80.0 ns = 2.0 x heap</td>" in env
+
+
+def test_the_environment_page_takes_an_older_calibration_or_none(tmp_path: Path) -> None:
+    """A calibration file from before pingpong_ns and heap_ns shows n/a beside its costs; no file, no rows."""
+    from tickpar.report.environment import calibration_rows
+
+    old = tmp_path / "calibration.json"
+    old.write_text(json.dumps({k: v for k, v in CXX_CALIBRATION.items() if k not in ("pingpong_ns", "heap_ns")}))
+    rows = dict(calibration_rows(old))
+    assert rows["native pingpong_ns"] == "n/a" and rows["native mutex_ns"] == "20.0 ns = n/a x pingpong"
+    assert rows["native calibration"].startswith(str(old))
+    assert calibration_rows(None) == [] and calibration_rows(tmp_path / "absent.json") == []
 
 
 def test_a_measured_speedup_above_its_bound_is_a_listed_defect() -> None:

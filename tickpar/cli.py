@@ -358,9 +358,11 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         raise CLIError(f"workload {args.workload}: cannot record its event DAG: {exc}") from None
     if len(dag) == 0:
         raise CLIError(f"workload {args.workload} processed no events: nothing to bound")
+    calibration = None
     try:
         if args.overheads == "cxx":
             costs = bounds.cxx_overheads(args.calibration)
+            calibration = bounds.cxx_calibration(args.calibration)  # its figures, printed beside their floors
         else:
             costs = bounds.overheads(args.overheads, workers)
     except ValueError as exc:
@@ -375,7 +377,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         table.to_csv(args.out, index=False)
     if args.dag_out:
         dag.save(args.dag_out)
-    print(bounds.summary_text(dag, table, costs))
+    print(bounds.summary_text(dag, table, costs, calibration))
     return EXIT_OK
 
 
@@ -405,7 +407,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     data = native.calibrate(args.budget)
     if args.out:
         write_json_atomic(args.out, data)
-    keys = ("mutex_ns", "barrier_ns", "message_ns", "event_ns")
+    keys = ("mutex_ns", "barrier_ns", "message_ns", "pingpong_ns", "event_ns", "heap_ns")
     print(", ".join(f"{k} {data[k]:.4g}" for k in keys) + (f" -> {args.out}" if args.out else ""))
     if not args.out:
         print(json.dumps(data, indent=1))

@@ -342,7 +342,9 @@ def check_native_cell(golden: OracleRecord, got: OracleRecord) -> Any:
     return compare(native_golden(golden), got)
 
 
-_CALIBRATION_KEYS = ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns")
+#: ``tickpar calibrate``'s top-level figures; the rest of the engine's go in ``details``.  ``pingpong_ns`` and
+#: ``heap_ns`` are the floors the others are read against (:data:`tickpar.perf.costs.FLOOR_OF`).
+_CALIBRATION_KEYS = ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns", "pingpong_ns", "heap_ns")
 
 #: The work-free PHOLD shape that tick-barrier's calibrations run (both engines; none of the sweep's shapes).
 TB_CALIBRATION_SHAPE = {"lps": 12, "population": 6, "mean": 150.0, "lookahead": 500, "granularity": 400,
@@ -410,5 +412,9 @@ def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
             "event_ns": "the native queue's schedule + pop + replay bookkeeping per event (1024 pending)",
             "tb_batch_ns": "tick-barrier at 2 workers: per parallel batch, its loop beyond half the sequential "
             "loop (work-free PHOLD, TB_CALIBRATION_SHAPE)",
+            "pingpong_ns": "one cache line's round trip between two threads pinned to two CPUs, both spinning (two "
+            "transfers of the line): the floor of any hand-off between cores, beside which the sync costs are read",
+            "heap_ns": "a plain binary heap's pop + push per step (std::priority_queue of (tick, serial), hold model, "
+            "1024 pending; heap_ns_pending64 in details): the floor of any event queue, beside which event_ns is read",
         },
     }

@@ -121,7 +121,7 @@ import heapq
 import json
 import os
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -137,6 +137,7 @@ from tickpar.perf.calibrate import (  # re-exported (module docstring)
 from tickpar.perf.costs import (  # re-exported (module docstring)
     CALIBRATION_ENV,
     Overheads,
+    calibration_figures,
     cxx_calibration,
     cxx_costs,
     cxx_overheads,
@@ -594,8 +595,11 @@ _TABLE_COLUMNS = (
 )
 
 
-def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads) -> str:
-    """A human-readable summary: one header line, the overheads, and speedup by workers x bound."""
+def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads, calibration: Mapping[str, Any] | None = None) -> str:
+    """A human-readable summary: one header line, the overheads, and speedup by workers x bound.
+
+    ``calibration`` (``--overheads cxx``: the native engine's): its figures follow the bounds' parameters, each
+    beside its floor (:func:`~tickpar.perf.costs.calibration_figures`)."""
     spec = dag.meta.get("spec", {})
     ps = sorted(set(table["workers"].tolist()))
     if isinstance(costs.o_sync, dict) or callable(costs.o_sync):
@@ -613,6 +617,9 @@ def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads) -> str:
         rows = table[table["bound"] == bound]
         if len(rows):
             lines.append(f"  {bound}: {rows['params'].iloc[-1]}")
+    if calibration is not None:
+        lines.append("calibration, each cost beside its floor:")
+        lines += [f"  {key} {text}" for key, text in calibration_figures(calibration)]
     pivot = table.pivot(index="workers", columns="bound", values="speedup")
     pivot = pivot[[b for b in BOUNDS if b in pivot.columns]]
     lines.append("speedup:")

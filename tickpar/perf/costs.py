@@ -24,9 +24,12 @@ from tickpar.kernel.work import GIL_RELEASE_MIN_BYTES
 __all__ = [
     "BACKENDS",
     "CALIBRATION_ENV",
+    "FLOOR_OF",
     "PRESETS",
     "Overheads",
     "Preset",
+    "beside_floor",
+    "calibration_figures",
     "cxx_calibration",
     "cxx_costs",
     "cxx_overheads",
@@ -45,7 +48,8 @@ def cxx_calibration(path: str | Path | None = None) -> dict[str, Any]:
 
     Without any file, and with the native engine built, they are measured now (``file`` says so).  The
     record is ``tickpar calibrate``'s JSON (``mutex_ns``, ``barrier_ns``, ``message_ns``, ``event_ns``,
-    the machine and the date) plus ``file``, the file it came from.
+    the machine and the date; newer files also ``tb_batch_ns``, ``pingpong_ns`` and ``heap_ns``) plus
+    ``file``, the file it came from.
     """
     import os
 
@@ -75,6 +79,55 @@ def measured_now() -> dict[str, Any]:
     from tickpar import native
 
     return {**native.calibrate(0.3), "file": "measured now (no calibration file)"}
+
+
+#: The floor each native cost is read against (:func:`beside_floor`): a hand-off between two cores moves at
+#: least one cache line each way (``pingpong_ns``), and a queue pops and pushes at least as a plain binary
+#: heap does (``heap_ns``).
+FLOOR_OF: dict[str, str] = {
+    "mutex_ns": "pingpong_ns",
+    "barrier_ns": "pingpong_ns",
+    "message_ns": "pingpong_ns",
+    "tb_batch_ns": "pingpong_ns",
+    "event_ns": "heap_ns",
+}
+
+
+def _known(value: Any) -> float | None:
+    """A positive, finite figure, else None (absent in an older file, or not measured)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def beside_floor(calibration: Mapping[str, Any], key: str) -> str:
+    """``key`` of a native calibration and its multiple of its floor (:data:`FLOOR_OF`): for ``barrier_ns``
+    ``"78.6 ns = 1.2 x pingpong"``; a floor itself is just ``"65.3 ns"``.
+
+    The one place the CLI (``tickpar bounds --overheads cxx``) and the report format these figures.  A figure
+    or floor the file lacks (written before it was measured) reads ``n/a``.
+    """
+    value = _known(calibration.get(key))
+    if value is None:
+        return "n/a"
+    text = f"{value:.1f} ns"
+    floor = FLOOR_OF.get(key)
+    if floor is None:
+        return text
+    base = _known(calibration.get(floor))
+    name = floor.removesuffix("_ns")
+    if base is None:
+        return f"{text} = n/a x {name}"
+    ratio = value / base
+    return f"{text} = {ratio:.2f} x {name}" if ratio < 1 else f"{text} = {ratio:.1f} x {name}"
+
+
+def calibration_figures(calibration: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(key, text)``: the floors, then every cost :data:`FLOOR_OF` names beside its floor (:func:`beside_floor`)."""
+    floors = dict.fromkeys(FLOOR_OF.values())
+    return [(key, beside_floor(calibration, key)) for key in (*floors, *FLOOR_OF)]
 
 
 def cxx_costs(path: str | Path | None = None) -> dict[str, dict[str, Any]]:

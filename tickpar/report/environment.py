@@ -1,4 +1,5 @@
-"""The environment page: CPU, cores, Python, GIL, work model and versions, and the engine benchmark's table.
+"""The environment page: CPU, cores, Python, GIL, work model and versions, the native engine's calibration (each
+cost beside its floor, :func:`calibration_rows`), and the engine benchmark's table.
 
 The engine benchmark's table gives tickpar's events/s beside its peers with the ratios; the project's own speed
 goals are judged in ``bench/goals.py``, not here.
@@ -7,15 +8,17 @@ goals are judged in ``bench/goals.py``, not here.
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from tickpar.perf.costs import calibration_figures, cxx_calibration
 from tickpar.report import engine_bench
 from tickpar.report.layout import CSS, draw_lines, draw_table, table_pages
 
-__all__ = ["environment_html", "environment_rows", "pdf_pages"]
+__all__ = ["calibration_rows", "environment_html", "environment_rows", "pdf_pages"]
 
 
 def _unique(df: pd.DataFrame, col: str) -> str:
@@ -66,6 +69,15 @@ def environment_rows(df: pd.DataFrame, extra: dict[str, Any] | None = None) -> l
         rows.append((key, str(value)))
     return rows
 
+
+def calibration_rows(path: str | Path | None) -> list[tuple[str, str]]:
+    """The native engine's calibration (``tickpar calibrate``, the cxx preset), each cost beside its floor
+    (:func:`~tickpar.perf.costs.calibration_figures`); none without the file (a sweep without the native engine)."""
+    if path is None or not Path(path).is_file():
+        return []
+    cal = cxx_calibration(path)
+    where = f"{cal['file']} ({cal.get('date', '?')}, {cal.get('machine', {}).get('cpu', '?')})"
+    return [("native calibration", where), *((f"native {key}", text) for key, text in calibration_figures(cal))]
 
 
 def environment_html(rows: list[tuple[str, str]], extra_html: str = "") -> str:

@@ -5,7 +5,8 @@ Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.pipeline.aggrega
 rebuilt from the tables alone::
 
     python -m tickpar.report results/summary.csv --prediction results/prediction.csv \
-        --engine-bench results/engine/engine.json --outdir results/report --pdf results/report.pdf
+        --engine-bench results/engine/engine.json --calibration results/calibration.json \
+        --outdir results/report --pdf results/report.pdf
 
 The pages are :data:`PAGES`, in PDF order; figure pages are also written one
 file each, for Snakemake's HTML report, and the text pages of :data:`HTML_PAGES` as HTML:
@@ -17,8 +18,9 @@ file each, for Snakemake's HTML report, and the text pages of :data:`HTML_PAGES`
 * ``findings`` (``findings.html``): the detailed sentences computed from the tables
   (:mod:`tickpar.report.findings`), with, for relaxed strategies, the quantum ratio at which the
   error passes 1% and 15%;
-* ``environment``: CPU, cores, Python, GIL, work model, versions, and the engine benchmark's table:
-  tickpar's events/s beside SimPy, desimpy, salabim and a bare heapq loop (:mod:`tickpar.report.environment`);
+* ``environment``: CPU, cores, Python, GIL, work model, versions, the native engine's calibration (each
+  cost beside its floor, ``pingpong_ns`` or ``heap_ns``), and the engine benchmark's table: tickpar's
+  events/s beside SimPy, desimpy, salabim and a bare heapq loop (:mod:`tickpar.report.environment`);
 * ``correctness``: strategy/variant x (workload shape, workers) -> the worst
   verdict over seeds, as a coloured grid; ``!`` marks a verdict the strategy
   did not promise, ``*`` a cell whose seeds disagree;
@@ -418,13 +420,15 @@ def render(
     source: str = "",
     prediction: str | Path | None = None,
     engine: str | Path | None = None,
+    calibration: str | Path | None = None,
 ) -> list[str]:
     """Write every figure, the text pages (:data:`HTML_PAGES`), ``answer_csv`` and the PDF; return its page titles.
 
     ``engine``: the engine benchmark's record (results/engine/engine.json); None when it did not run.
+    ``calibration``: the native engine's (results/calibration.json), on the environment page; None: none there.
     """
     sns.set_theme(style="whitegrid", context="paper")
-    data = _report_data(summary, param, description, source, prediction, engine)
+    data = _report_data(summary, param, description, source, prediction, engine, calibration)
     _write_text_pages(data, outputs)
     pages: list[str] = []
     pdf_path = Path(outputs["pdf"])
@@ -465,7 +469,7 @@ def _caption(fig: plt.Figure, name: str, inside: bool = False) -> None:
 
 def _report_data(
     summary: str | Path, param: str, description: str, source: str, prediction: str | Path | None,
-    engine: str | Path | None,
+    engine: str | Path | None, calibration: str | Path | None = None,
 ) -> ReportData:  # fmt: skip
     df = load_summary(summary)
     pred = load_prediction(prediction)
@@ -475,7 +479,7 @@ def _report_data(
         timed = df[df.get("timing_status") == "ok"]
         if not timed.empty:
             extra["pyperf values per timed cell"] = int(pd.to_numeric(timed["n_values"]).median())
-    env = environment.environment_rows(df, extra)
+    env = environment.environment_rows(df, extra) + environment.calibration_rows(calibration)
     subtitle = " ".join(x for x in (description, f"config: {source}" if source else "") if x)
     table = answer_table(df, pred, param)
     found = answer_findings(df, pred, table, param)
@@ -502,6 +506,8 @@ def main_snakemake(smk: Any) -> None:
     outputs = {k: str(smk.output[k]) for k in (*FIGURES, *HTML_PAGES, "answer_csv", "pdf")}
     engine = getattr(smk.input, "engine", None)  # a list of one file, or none when engine_bench is off
     engine = engine if isinstance(engine, str) else next(iter(engine or []), None)
+    calibration = getattr(smk.input, "calibration", None)  # likewise: none when the native engine is not built
+    calibration = calibration if isinstance(calibration, str) else next(iter(calibration or []), None)
     pages = render(
         smk.input.summary,
         outputs,
@@ -510,6 +516,7 @@ def main_snakemake(smk: Any) -> None:
         source=smk.params.source,
         prediction=getattr(smk.input, "prediction", None),
         engine=engine,
+        calibration=calibration,
     )
     print(f"tickpar: {outputs['pdf']}: {len(pages)} pages ({', '.join(dict.fromkeys(pages))})")
 
@@ -527,6 +534,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--engine-bench", default=None, help="results/engine/engine.json (the environment page's engine table)"
     )
+    parser.add_argument(
+        "--calibration", default=None, help="results/calibration.json (the environment page's native costs)"
+    )
     args = parser.parse_args(argv)
     outputs: dict[str, str | Path] = {name: Path(args.outdir, f"{name}.{args.format}") for name in FIGURES}
     outputs.update({name: Path(args.outdir, f"{name}.html") for name in HTML_PAGES})
@@ -534,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outputs["pdf"] = args.pdf
     pages = render(
         args.summary, outputs, param=args.granularity_param, source=args.summary, prediction=args.prediction,
-        engine=args.engine_bench,
+        engine=args.engine_bench, calibration=args.calibration,
     )  # fmt: skip
     print(f"{args.pdf}: {len(pages)} pages")
     return 0
