@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <mutex>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -16,6 +18,7 @@
 #ifdef __linux__
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #endif
 
 namespace tp {
@@ -95,58 +98,140 @@ class SpinBarrier {
   alignas(64) std::atomic<uint64_t> gen_{0};
 };
 
-// Threads for one replay.  Creating a thread costs tens of microseconds, a sizeable share of a
-// millisecond replay, and it is set-up, not event processing: as in the Python engine's LPs (``loop_s``
-// from READY), every thread checks in at a start barrier before the clock starts, and the loop ends
-// when the last thread leaves it.  ``spawn_s`` reports the creation cost on its own.
+// The process's worker threads, kept between replays.  Creating a thread costs tens of microseconds
+// (150 us on this 2-core KVM machine, more than half of a 0.3 ms replay), so a replay borrows threads that
+// earlier replays left behind: they spin a while after each job, then yield, then sleep on a futex
+// (wait_while_equal) until the next one.  One replay owns the pool at a time; a replay that finds it taken
+// (another Python thread replaying meanwhile) or inherited over a fork starts threads of its own, as before.
+class Pool {
+ public:
+  using Job = std::function<void(int)>;
+  // The pool, locked for the caller in `lock`, or nullptr (taken, or fewer threads wanted than 1).
+  static Pool* acquire(std::unique_lock<std::mutex>& lock) {
+    static std::mutex mu;
+    static Pool* pool = nullptr;
+    std::unique_lock<std::mutex> l(mu, std::try_to_lock);
+    if (!l.owns_lock()) return nullptr;
+    if (pool == nullptr || pool->pid_ != getpid()) pool = new Pool();  // a forked child's pool has no threads: leak it
+    lock = std::move(l);
+    return pool;
+  }
+  // Run job(w) for w = 1..n-1 on the pool's threads (started here when there are fewer); returns at once.
+  // Returns how many threads it had to create.
+  int post(int n, const Job* job) {
+    int created = 0;
+    while (int(threads_) < n - 1) {
+      std::thread([this, i = threads_] { loop(i); }).detach();
+      threads_++;
+      created++;
+    }
+    job_.store(job, std::memory_order_relaxed);
+    need_.store(n, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    gen_.fetch_add(1, std::memory_order_acq_rel);
+    gen_.notify_all();
+    return created;
+  }
+  // Wait until the n-1 threads of the last post have returned from the job.
+  void wait_done() {
+    int d;
+    int need = need_.load(std::memory_order_relaxed);
+    while ((d = done_.load(std::memory_order_acquire)) < need - 1) wait_while_equal(done_, d);
+  }
+
+ private:
+  Pool() : pid_(getpid()) {}
+  void loop(int i) {
+    uint64_t seen = 0;
+    while (true) {
+      uint64_t g = wait_while_equal(gen_, seen);
+      int need = need_.load(std::memory_order_relaxed);
+      const Job* job = job_.load(std::memory_order_relaxed);
+      seen = g;
+      // A thread the last job did not need may wake after the next post: then take that one instead.
+      if (gen_.load(std::memory_order_acquire) != g) continue;
+      if (i + 1 < need) {
+        (*job)(i + 1);
+        done_.fetch_add(1, std::memory_order_acq_rel);
+        done_.notify_all();
+      }
+    }
+  }
+  pid_t pid_;
+  size_t threads_ = 0;
+  std::atomic<const Job*> job_{nullptr};
+  std::atomic<int> need_{0};
+  alignas(64) std::atomic<uint64_t> gen_{0};
+  alignas(64) std::atomic<int> done_{0};
+};
+
+// Threads for one replay: worker 0 is the caller, workers 1..n-1 are the pool's (Pool).  Starting them
+// is set-up, not event processing: as in the Python engine's LPs (``loop_s`` from READY), every thread
+// checks in at a start barrier before the clock starts, and the loop ends when the last thread leaves it.
+// ``spawn_s`` reports the start (thread creation, or a sleeping pool thread's wake-up) on its own.
 //
 // Each thread is pinned to its own core of the process's CPU set while the replay runs (worker w to the
 // w-th allowed CPU) when there are enough of them.  Without it, a replay that follows an idle spell (a
 // pyperf worker between two values) starts its new thread on its parent's core: the idle core is halted,
 // the load balancer moves the thread only after a scheduler tick (milliseconds, longer than the replay),
 // and the two threads share one core, each waiting at every barrier for the other's time slice
-// (docs/measurements/2026-12-06-perf-comments.md).  The caller's own mask
-// is restored after the run.
+// (docs/measurements/2026-12-06-perf-comments.md).  The caller's own mask is restored after the run; a
+// pool thread keeps its pin until a replay wants another one.
 class Crew {
  public:
   explicit Crew(int n) : n_(n), gate_(n), ends_(size_t(n)) {
 #ifdef __linux__
     cpu_set_t mask;
     CPU_ZERO(&saved_);
-    if (n > 1 && pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) == 0) {
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &saved_)) cpus_.push_back(c);
-      if (int(cpus_.size()) >= n) {
-        pinned_ = true;
-        CPU_ZERO(&mask);
-        CPU_SET(cpus_[0], &mask);
-        pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
-      } else {
-        cpus_.clear();  // fewer cores than threads: the scheduler shares them out
+    if (pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) == 0) {
+      have_saved_ = true;
+      if (n > 1) {
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &saved_)) cpus_.push_back(c);
+        if (int(cpus_.size()) >= n) {
+          pinned_ = true;
+          CPU_ZERO(&mask);
+          CPU_SET(cpus_[0], &mask);
+          pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
+        } else {
+          cpus_.clear();  // fewer cores than threads: the scheduler shares them out
+        }
       }
     }
 #endif
+    if (n > 1) pool_ = Pool::acquire(pool_lock_);
   }
-  ~Crew() { restore(); }
-  // Start n-1 threads running body(w) for w = 1..n-1 and return when all of them have reached the gate.
+  ~Crew() {
+    if (started_ && !joined_) join();
+    restore();
+  }
+  // Start body(w) for w = 1..n-1 on other threads and return when all of them have reached the gate.
   template <class F>
   void start(F body) {
     auto s0 = Clock::now();
-    for (int w = 1; w < n_; ++w)
-      threads_.emplace_back([this, body, w] {
-        pin(w);
-        gate_.wait();
-        body(w);
-        ends_[size_t(w)] = Clock::now();
-      });
+    started_ = true;
+    job_ = [this, body](int w) {
+      pin(w);
+      gate_.wait();
+      body(w);
+      ends_[size_t(w)] = Clock::now();
+    };
+    if (pool_ != nullptr) {
+      created_ = pool_->post(n_, &job_);
+    } else {
+      for (int w = 1; w < n_; ++w) threads_.emplace_back([this, w] { job_(w); });
+      created_ = n_ - 1;
+    }
     gate_.wait();
     t0_ = Clock::now();
     spawn_s_ = std::chrono::duration<double>(t0_ - s0).count();
   }
   // The calling thread (worker 0) is done with the loop.
   void finish_self() { ends_[0] = Clock::now(); }
-  // Join the others; the loop's length: from the gate to the last thread's end.
+  // Wait for the others; the loop's length: from the gate to the last thread's end.
   double join() {
+    joined_ = true;
+    if (pool_ != nullptr) pool_->wait_done();
     for (auto& t : threads_) t.join();
     threads_.clear();
     restore();
@@ -156,15 +241,24 @@ class Crew {
   }
   double spawn_s() const { return spawn_s_; }
   bool pinned() const { return pinned_; }
+  int threads_created() const { return created_; }
 
  private:
   void pin(int w) {
 #ifdef __linux__
-    if (!pinned_) return;
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    CPU_SET(cpus_[size_t(w)], &mask);
-    pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);  // migrates this thread before it returns
+    // The pin a thread holds (-1: the process's whole set), so a pool thread pins only when it changes.
+    thread_local int held = -1;
+    int want = pinned_ ? cpus_[size_t(w)] : -1;
+    if (want == held) return;
+    if (want >= 0) {
+      cpu_set_t mask;
+      CPU_ZERO(&mask);
+      CPU_SET(want, &mask);
+      pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);  // migrates this thread before it returns
+    } else if (have_saved_) {
+      pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+    }
+    held = want;
 #else
     (void)w;
 #endif
@@ -178,9 +272,13 @@ class Crew {
   int n_;
   SpinBarrier gate_;
   std::vector<Clock::time_point> ends_;
+  std::unique_lock<std::mutex> pool_lock_;
+  Pool* pool_ = nullptr;
+  Pool::Job job_;
   std::vector<std::thread> threads_;
   std::vector<int> cpus_;
-  bool pinned_ = false, restored_ = false;
+  bool pinned_ = false, restored_ = false, have_saved_ = false, started_ = false, joined_ = false;
+  int created_ = 0;
 #ifdef __linux__
   cpu_set_t saved_;
 #endif

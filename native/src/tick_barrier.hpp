@@ -22,9 +22,13 @@ namespace tp {
 namespace {
 
 // -- tick-barrier ------------------------------------------------------------------------------
+// An insertion deferred to the commit.  `pid` stamps the object meanwhile, and stays its identity in the
+// queue after the commit (Entry::serial), so the commit need not write the object's line, which its worker
+// holds; `live` (the group's last word on it) spares the commit from reading it.
 struct PendOp {
   int32_t obj;
-  int64_t when;
+  bool live;
+  int64_t key;
   int64_t source;
   uint64_t pid;
 };
@@ -45,29 +49,59 @@ inline bool child_after(const Child& a, const Child& b) {  // std heap comparato
   return a.n > b.n;
 }
 
-struct Group {
-  int32_t gid = 0;
-  std::vector<Entry> members;
+// A group's run: what its worker writes while running it, read back by the forming thread at the commit.
+// Each worker keeps a pool of these (WorkerGroups) and reuses them batch after batch, so their lines and
+// buffers stay in its cache but for the commit's reads.
+struct alignas(64) Group {
+  int32_t gid = 0;  // the batch's group index (the owner[] mark)
+  const Entry* members = nullptr;
+  const Entry* members_end = nullptr;
   std::vector<Child> children;
   std::vector<PendOp> ops;
   std::vector<Exec> execs;
   std::vector<std::pair<int64_t, Violation>> viols;  // (exec index, violation)
   Failure error;
   int64_t nchild = 0, local_children = 0, late_children = 0;
-  uint32_t pid_next = 0;
+  uint64_t* pids = nullptr;  // its worker's pid counter
+  uint64_t pid_base = 0;     // its worker's bits of the pid
   std::vector<int32_t> claimed;
-  void reset(int32_t id) {
+  void reset(int32_t id, const Entry* begin, const Entry* end) {
     gid = id;
-    members.clear();
+    members = begin;
+    members_end = end;
     children.clear();
     ops.clear();
     execs.clear();
-    viols.clear();
-    error = Failure();
+    if (!viols.empty()) viols.clear();
+    if (error.set) error = Failure();
     nchild = local_children = late_children = 0;
-    pid_next = 0;
     claimed.clear();
   }
+};
+
+// The groups one worker ran in this batch (the first `used` of `pool`).
+struct alignas(64) WorkerGroups {
+  std::vector<Group> pool;
+  size_t used = 0;
+  uint64_t pids = 0;  // pending-op ids: unique over the run (with the worker's number in the top bits)
+  Group& take() {
+    if (pool.size() <= used) pool.emplace_back();
+    return pool[used++];
+  }
+};
+
+// One worker's share of a parallel batch, on lines of its own.  The forming thread writes `list`, `count`
+// and `next`, then `gen` (release); the worker takes its groups with `next`, and so do the others once they
+// run out of their own (stealing: a worker descheduled on an oversubscribed machine holds nobody up).
+struct alignas(64) Slot {
+  std::atomic<uint64_t> gen{0};  // the batch number posted to this worker
+  std::atomic<int> next{0};      // its next group (fetch_add by the owner and by thieves)
+  int count = 0;
+  std::vector<int32_t> list;     // group indices
+  int64_t load = 0;              // events assigned (the forming thread's bookkeeping)
+};
+struct alignas(64) DoneFlag {
+  std::atomic<uint64_t> gen{0};  // the last batch this worker finished (written by the worker alone)
 };
 
 struct TB {
@@ -76,14 +110,30 @@ struct TB {
   std::unique_ptr<std::atomic<int32_t>[]> owner;  // per component: the group that owns it in this batch
   bool lock_records = false;
   int64_t kbatch = 0, tick = 0;
-  std::vector<Group> groups;
+  // The batch's plan (written by the forming thread, read by the workers): the bin's members sorted by
+  // group, group g's at plan[plan_off[g] .. plan_off[g + 1]).
+  std::vector<Entry> plan;
+  std::vector<int32_t> plan_off;
+  std::vector<int32_t> member_gid;  // per bin member, its group
+  std::vector<int32_t> cursor;      // tb_group's fill position per group
+  std::vector<Group*> commit_groups;
+  std::vector<size_t> by_gid;     // group index -> its place in commit_groups
+  const Entry* bin = nullptr;     // the bin (the forming thread's members, in queue order)
+  std::vector<size_t> commit_pos;
   size_t ngroups = 0;
-  // pool (its threads: the run's Crew)
-  alignas(64) std::atomic<uint64_t> gen{0};
-  alignas(64) std::atomic<int> next{0};
-  alignas(64) std::atomic<int> done{0};
-  std::atomic<bool> closing{false};
-  explicit TB(Run& run) : r(run) {}
+  int workers = 1;
+  std::unique_ptr<Slot[]> slots;
+  std::unique_ptr<DoneFlag[]> done;
+  std::unique_ptr<WorkerGroups[]> ran;
+  uint64_t batch = 0;
+  alignas(64) std::atomic<bool> closing{false};
+  alignas(64) std::atomic<bool> unsure{false};  // a message was moved in this batch (see PendOp)
+  explicit TB(Run& run, int nworkers)
+      : r(run),
+        workers(nworkers),
+        slots(new Slot[size_t(nworkers)]),
+        done(new DoneFlag[size_t(nworkers)]),
+        ran(new WorkerGroups[size_t(nworkers)]) {}
 
   bool claim(int32_t comp, Group& g) {
     int32_t exp = -1;
@@ -94,25 +144,76 @@ struct TB {
     return exp == g.gid;
   }
   void run_group(Group& g);
-  void work() {
-    while (true) {
-      int i = next.fetch_add(1, std::memory_order_acq_rel);
-      if (size_t(i) >= ngroups) return;
-      run_group(groups[size_t(i)]);
+  void run_events(Group& g);
+  // Worker w's part of the batch: its own groups, then whatever the others have not started.
+  void work(int w) {
+    WorkerGroups& mine = ran[size_t(w)];
+    mine.used = 0;
+    for (int k = 0; k < workers; ++k) {
+      Slot& s = slots[size_t((w + k) % workers)];
+      int i;
+      while ((i = s.next.fetch_add(1, std::memory_order_acq_rel)) < s.count) {
+        int32_t gi = s.list[size_t(i)];
+        Group& g = mine.take();
+        g.reset(gi, plan.data() + plan_off[size_t(gi)], plan.data() + plan_off[size_t(gi) + 1]);
+        g.pids = &mine.pids;
+        g.pid_base = PENDING_BIT | (uint64_t(w) << 48);
+        for (const Entry* e = g.members; e != g.members_end; ++e) __builtin_prefetch(&r.objs[size_t(e->obj)], 1);
+        run_group(g);
+      }
     }
   }
-  void helper() {
+  // Every group run in this batch, whoever ran it.
+  template <class F>
+  void each_ran(F f) {
+    for (int w = 0; w < workers; ++w) {
+      WorkerGroups& wg = ran[size_t(w)];
+      for (size_t j = 0; j < wg.used; ++j) f(wg.pool[j]);
+    }
+  }
+  // Share the formed groups out (each to the worker with the fewest events so far: the first to the
+  // forming thread) and post them.
+  void post() {
+    for (int w = 0; w < workers; ++w) {
+      slots[size_t(w)].list.clear();
+      slots[size_t(w)].load = 0;
+    }
+    for (size_t gi = 0; gi < ngroups; ++gi) {
+      int best = 0;
+      for (int w = 1; w < workers; ++w)
+        if (slots[size_t(w)].load < slots[size_t(best)].load) best = w;
+      slots[size_t(best)].list.push_back(int32_t(gi));
+      slots[size_t(best)].load += plan_off[gi + 1] - plan_off[gi];
+    }
+    batch++;
+    unsure.store(false, std::memory_order_relaxed);
+    for (int w = 0; w < workers; ++w) {
+      Slot& s = slots[size_t(w)];
+      s.count = int(s.list.size());
+      s.next.store(0, std::memory_order_relaxed);
+    }
+    for (int w = 1; w < workers; ++w) slots[size_t(w)].gen.store(batch, std::memory_order_release);
+  }
+  void wait_workers() {
+    for (int w = 1; w < workers; ++w) {
+      Waiter wt;
+      while (done[size_t(w)].gen.load(std::memory_order_acquire) != batch) wt.pause();
+    }
+  }
+  void helper(int w) {
     uint64_t seen = 0;
+    Slot& mine = slots[size_t(w)];
     while (true) {
-      // Spin and yield, never sleep: every helper checks in at every batch, so sleeping helpers cost a
-      // wake-up each per batch (no faster than yielding, even with more threads than cores).
-      Waiter w;
+      // Spin and yield, never sleep: the batches follow each other within microseconds, and a sleeping
+      // worker would cost a wake-up per batch (no faster than yielding, even with more threads than cores).
+      Waiter wt;
       uint64_t g;
-      while ((g = gen.load(std::memory_order_acquire)) == seen) w.pause();
-      seen = g;
+      while ((g = mine.gen.load(std::memory_order_acquire)) == seen && !closing.load(std::memory_order_relaxed))
+        wt.pause();
       if (closing.load(std::memory_order_acquire)) return;
-      work();
-      done.fetch_add(1, std::memory_order_acq_rel);
+      seen = g;
+      work(w);
+      done[size_t(w)].gen.store(g, std::memory_order_release);
     }
   }
 };
@@ -161,14 +262,14 @@ struct TBCtx {
   }
   void defer(int32_t t, int64_t when, int64_t source) {
     ObjState& s = r.objs[size_t(t)];
-    uint64_t pid = PENDING_BIT | (uint64_t(uint32_t(g.gid)) << 32) | uint64_t(++g.pid_next);
+    uint64_t pid = g.pid_base | ++*g.pids;
     s.stamp = pid;
     s.when = when;
     int64_t opi = int64_t(g.ops.size());
-    g.ops.push_back(PendOp{t, when, source, pid});
-    bool message = r.objs[size_t(t)].flags & 1;
+    int64_t key = pack_key(when, s.prio);
+    g.ops.push_back(PendOp{t, true, key, source, pid});
+    bool message = s.flags & 1;
     if (!message) own(t);
-    int64_t key = pack_key(when, r.objs[size_t(t)].prio);
     if (key <= tb.kbatch) {  // a zero-delay child: the sequential run serves it before the rest of the bin
       int32_t comp = r.objs[size_t(t)].comp;
       if (tb.owner[comp].load(std::memory_order_acquire) != g.gid && !tb.claim(comp, g)) {
@@ -192,6 +293,7 @@ struct TBCtx {
       case SCHEDULE:
         if (when < tb.tick && !gfail("schedule", t, when, "past")) return false;
         if (s.stamp != 0) {
+          if (s.flags & 1) tb.unsure.store(true, std::memory_order_relaxed);
           if (!gfail("schedule", t, when, "already-scheduled")) return false;
           r.add_dup(t, s.stamp);
         }
@@ -201,10 +303,14 @@ struct TBCtx {
       case RESCHEDULE_ALWAYS:
         if (when < tb.tick && !gfail("reschedule", t, when, "past")) return false;
         if (s.stamp == 0 && op.kind == RESCHEDULE && !gfail("reschedule", t, when, "not-scheduled")) return false;
+        if (s.flags & 1) tb.unsure.store(true, std::memory_order_relaxed);
         defer(t, when, op.source);
         return true;
       case DESCHEDULE:
-        if (!(r.objs[size_t(t)].flags & 1)) own(t);
+        if (!(s.flags & 1))
+          own(t);
+        else
+          tb.unsure.store(true, std::memory_order_relaxed);
         if (s.stamp == 0) {
           if (!gfail("deschedule", t, s.when, "not-scheduled")) return false;
           if (!r.pop_any_dup(t)) {
@@ -229,6 +335,16 @@ struct TBCtx {
 };
 
 void TB::run_group(Group& g) {
+  run_events(g);
+  // Which of the group's insertions are still live: no other group may move them (own(); a message moved
+  // by anyone sets `unsure` and the commit looks for itself), so this is the commit's answer too.
+  for (PendOp& op : g.ops) {
+    const ObjState& s = r.objs[size_t(op.obj)];
+    op.live = s.stamp == op.pid || (s.ndups && r.has_dup(op.obj, op.pid));
+  }
+}
+
+void TB::run_events(Group& g) {
   TBCtx c{r, *this, g};
   auto run_child = [&](const Child& ch) -> bool {
     PendOp op = g.ops[size_t(ch.op)];
@@ -239,9 +355,10 @@ void TB::run_group(Group& g) {
       return true;  // no longer live: rescheduled or descheduled meanwhile
     }
     g.execs.push_back(Exec{ch.key, ch.tie, int64_t(g.ops.size())});
-    return r.execute(c, op.obj, op.when);
+    return r.execute(c, op.obj, key_when(op.key));
   };
-  for (const Entry& e : g.members) {
+  for (const Entry* ep = g.members; ep != g.members_end; ++ep) {
+    const Entry& e = *ep;
     while (!g.children.empty() && (g.children.front().key < kbatch || g.children.front().tie < e.tie)) {
       std::pop_heap(g.children.begin(), g.children.end(), child_after);
       Child ch = g.children.back();
@@ -271,26 +388,40 @@ struct TBCounts {
           late_children = 0, replayed = 0;
 };
 
-// Group the popped bin `members` by lock key into tb.groups (tb.ngroups of them); a bin smaller than
+// Group the popped bin `members` by lock key into tb's plan (tb.ngroups groups); a bin smaller than
 // min_parallel gets none.  key_batch/key_gid: per lock key, the batch that last used it and its group there.
 inline void tb_group(TB& tb, Run& r, const std::vector<Entry>& members, std::vector<int64_t>& key_batch,
                      std::vector<int32_t>& key_gid, int64_t& batch_no) {
   bool by_name = r.o.lock_by_name;
   tb.ngroups = 0;
-  if (int(members.size()) >= std::max(2, r.o.min_parallel)) {
-    batch_no++;
-    for (const Entry& m : members) {
-      size_t k = size_t(by_name ? r.objs[size_t(m.obj)].name : r.objs[size_t(m.obj)].comp);
-      if (key_batch[k] != batch_no) {
-        key_batch[k] = batch_no;
-        key_gid[k] = int32_t(tb.ngroups);
-        if (tb.groups.size() <= tb.ngroups) tb.groups.emplace_back();
-        tb.groups[tb.ngroups].reset(int32_t(tb.ngroups));
-        tb.ngroups++;
-      }
-      tb.groups[size_t(key_gid[k])].members.push_back(m);
+  if (int(members.size()) < std::max(2, r.o.min_parallel)) return;
+  batch_no++;
+  tb.bin = members.data();
+  tb.member_gid.resize(members.size());
+  tb.plan_off.clear();
+  for (size_t i = 0; i < members.size(); ++i) {
+    const Entry& m = members[i];
+    size_t k = size_t(by_name ? r.objs[size_t(m.obj)].name : r.objs[size_t(m.obj)].comp);
+    if (key_batch[k] != batch_no) {
+      key_batch[k] = batch_no;
+      key_gid[k] = int32_t(tb.ngroups++);
+      tb.plan_off.push_back(0);
     }
+    tb.member_gid[i] = key_gid[k];
+    tb.plan_off[size_t(key_gid[k])]++;
   }
+  // counts -> offsets (a counting sort: each group's members keep the bin's order)
+  int32_t at = 0;
+  for (size_t g = 0; g < tb.ngroups; ++g) {
+    int32_t c = tb.plan_off[g];
+    tb.plan_off[g] = at;
+    at += c;
+  }
+  tb.plan_off.push_back(at);
+  tb.by_gid.resize(tb.ngroups);
+  tb.plan.resize(members.size());
+  tb.cursor.assign(tb.plan_off.begin(), tb.plan_off.end() - 1);
+  for (size_t i = 0; i < members.size(); ++i) tb.plan[size_t(tb.cursor[size_t(tb.member_gid[i])]++)] = members[i];
 }
 
 // The plain gem5 loop: the popped bin (with whatever the queue would serve before each entry), then whatever
@@ -321,63 +452,96 @@ inline bool tb_serial(Run& r, Queue& q, const std::vector<Entry>& members, int64
 inline std::vector<int32_t> tb_claim(TB& tb, Run& r) {
   std::vector<int32_t> start_claims;
   for (size_t gi = 0; gi < tb.ngroups; ++gi) {
-    Group& g = tb.groups[gi];
     int32_t last = -1;
-    for (const Entry& m : g.members) {
+    for (int32_t i = tb.plan_off[gi]; i < tb.plan_off[gi + 1]; ++i) {
+      const Entry& m = tb.plan[size_t(i)];
       int32_t comp = r.objs[size_t(m.obj)].comp;
       if (comp == last) continue;
       last = comp;
       int32_t exp = -1;
-      if (tb.owner[comp].compare_exchange_strong(exp, g.gid)) {
+      if (tb.owner[comp].compare_exchange_strong(exp, int32_t(gi))) {
         start_claims.push_back(comp);
-      } else if (exp != g.gid) {
+      } else if (exp != int32_t(gi)) {
         r.race(comp, m.obj, tb.tick,
-               "lock key splits a component: event " + std::to_string(m.obj) + " in group " +
-                   std::to_string(g.gid) + ", other events in group " + std::to_string(exp) +
-                   " of the same batch");
+               "lock key splits a component: event " + std::to_string(m.obj) + " in group " + std::to_string(gi) +
+                   ", other events in group " + std::to_string(exp) + " of the same batch");
       }
     }
   }
   return start_claims;
 }
 
-// Release the helpers on the batch, work on it here too, wait for them (the barrier), release the claims.
-inline void tb_run_batch(TB& tb, int workers, const std::vector<int32_t>& start_claims, TBCounts& n) {
-  tb.next.store(0, std::memory_order_relaxed);
-  tb.done.store(0, std::memory_order_relaxed);
-  tb.gen.fetch_add(1, std::memory_order_acq_rel);  // release the helpers
-  tb.work();
-  Waiter w;
-  while (tb.done.load(std::memory_order_acquire) < workers - 1) w.pause();  // the barrier
+// Post the batch to the workers, work on it here too, wait for them (the barrier), release the claims.
+inline void tb_run_batch(TB& tb, const std::vector<int32_t>& start_claims, TBCounts& n) {
+  tb.post();
+  tb.work(0);
+  tb.wait_workers();
   for (int32_t comp : start_claims) tb.owner[comp].store(-1, std::memory_order_relaxed);
-  for (size_t gi = 0; gi < tb.ngroups; ++gi) {
-    for (int32_t comp : tb.groups[gi].claimed) tb.owner[comp].store(-1, std::memory_order_relaxed);
-    n.local_children += tb.groups[gi].local_children;
-    n.late_children += tb.groups[gi].late_children;
-  }
+  tb.each_ran([&](Group& g) {
+    for (int32_t comp : g.claimed) tb.owner[comp].store(-1, std::memory_order_relaxed);
+    n.local_children += g.local_children;
+    n.late_children += g.late_children;
+  });
 }
 
 // Commit in the order the sequential run would have made the insertions: the global queue would always serve
 // the smallest (key, tie) among the groups' next events.  True when the run failed (it stops).
 inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
-  std::vector<size_t> pos(tb.ngroups, 0);
+  std::vector<Group*>& gs = tb.commit_groups;
+  gs.clear();
+  tb.each_ran([&](Group& g) {
+    gs.push_back(&g);
+  });
+  bool unsure = tb.unsure.load(std::memory_order_relaxed);
+  size_t G = gs.size();
+  std::vector<size_t>& pos = tb.commit_pos;
+  pos.assign(G, 0);
+  bool children = false;
+  for (size_t gi = 0; gi < G; ++gi) {
+    tb.by_gid[size_t(gs[gi]->gid)] = gi;
+    children |= gs[gi]->nchild > 0;
+  }
   bool failed = false;
-  while (true) {
+  // The next exec in commit order, as (index into gs, index into its execs); false when all are done.
+  // Without zero-delay children every exec is a bin member's, in the bin's order: walk the bin.  Else merge
+  // the groups' exec lists by (key, tie), as the global queue would serve them.
+  size_t walk = 0;
+  auto next_exec = [&](size_t& gsi, size_t& j) -> bool {
+    if (!children) {
+      for (; walk < tb.member_gid.size(); ++walk) {
+        size_t gi = tb.by_gid[size_t(tb.member_gid[walk])];
+        const Group& g = *gs[gi];
+        if (pos[gi] >= g.execs.size()) continue;
+        const Exec& x = g.execs[pos[gi]];
+        const Entry& m = tb.bin[walk];
+        if (x.key != m.key || x.tie != m.tie) continue;  // skipped: no longer live when its turn came
+        walk++;
+        gsi = gi;
+        j = pos[gi]++;
+        return true;
+      }
+      return false;
+    }
     int best = -1;
-    for (size_t gi = 0; gi < tb.ngroups; ++gi) {
-      const Group& g = tb.groups[gi];
+    for (size_t gi = 0; gi < G; ++gi) {
+      const Group& g = *gs[gi];
       if (pos[gi] >= g.execs.size()) continue;
       const Exec& x = g.execs[pos[gi]];
       if (best < 0) {
         best = int(gi);
         continue;
       }
-      const Exec& y = tb.groups[size_t(best)].execs[pos[size_t(best)]];
+      const Exec& y = gs[size_t(best)]->execs[pos[size_t(best)]];
       if (x.key < y.key || (x.key == y.key && x.tie < y.tie)) best = int(gi);
     }
-    if (best < 0) break;
-    Group& g = tb.groups[size_t(best)];
-    size_t j = pos[size_t(best)]++;
+    if (best < 0) return false;
+    gsi = size_t(best);
+    j = pos[gsi]++;
+    return true;
+  };
+  size_t gsi = 0, j = 0;
+  while (next_exec(gsi, j)) {
+    Group& g = *gs[gsi];
     if (g.error.set && j + 1 == g.execs.size()) {
       r.set_failure(g.error);  // the sequential run stops inside this event
       failed = true;
@@ -390,36 +554,37 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
       uint64_t serial = ++q.serial;
       int64_t tie = r.o.canonical ? (op.source == NO_SOURCE ? UNSOURCED_BASE + int64_t(serial) : op.source)
                                   : -int64_t(serial);
-      ObjState& s = r.objs[size_t(op.obj)];
-      if (s.stamp == op.pid) {
-        s.stamp = serial;
-      } else if (!(s.ndups && r.replace_dup(op.obj, op.pid, serial))) {
-        continue;  // overridden, descheduled or already run: its insertion number is used up all the same
+      // Overridden, descheduled or already run: its insertion number is used up all the same.
+      if (unsure) {
+        const ObjState& s = r.objs[size_t(op.obj)];
+        if (!(s.stamp == op.pid || (s.ndups && r.has_dup(op.obj, op.pid)))) continue;
+      } else if (!op.live) {
+        continue;
       }
-      q.heap.push(Entry{pack_key(op.when, r.objs[size_t(op.obj)].prio), tie, serial, op.obj});
+      q.heap.push(Entry{op.key, tie, op.pid, op.obj});
       n.replayed++;
     }
     for (auto& gv : g.viols)
       if (gv.first == int64_t(j)) r.add_violation(gv.second);
   }
   if (!failed) {
-    for (size_t gi = 0; gi < tb.ngroups; ++gi)
-      if (tb.groups[gi].error.set) {
-        r.set_failure(tb.groups[gi].error);
+    for (Group* g : gs)
+      if (g->error.set) {
+        r.set_failure(g->error);
         failed = true;
         break;
       }
   }
-  for (size_t gi = 0; gi < tb.ngroups; ++gi) r.executed += int64_t(tb.groups[gi].execs.size());
+  for (Group* g : gs) r.executed += int64_t(g->execs.size());
   return failed;
 }
 
 void run_tick_barrier(Run& r, Result& res) {
-  TB tb(r);
+  int workers = std::max(1, r.o.workers);
+  TB tb(r, workers);
   Queue& q = tb.q;
   q.heap.reserve(1024);
   const Dag& d = r.d;
-  int workers = std::max(1, r.o.workers);
   bool by_name = r.o.lock_by_name;
   tb.lock_records = by_name || !d.touch_comp.empty();
   tb.owner.reset(new std::atomic<int32_t>[size_t(d.ncomp)]);
@@ -427,7 +592,7 @@ void run_tick_barrier(Run& r, Result& res) {
   if (!r.init_ops(q)) return;
   // The helpers idle in their pool between batches; the clock starts once all of them run.
   Crew crew(workers);
-  if (workers > 1) crew.start([&tb](int) { tb.helper(); });
+  if (workers > 1) crew.start([&tb](int w) { tb.helper(w); });
   auto t0 = Clock::now();
   double loop_s = 0;
   TBCounts n;
@@ -466,12 +631,11 @@ void run_tick_barrier(Run& r, Result& res) {
       tb.tick = key_when(K);
       q.cur_tick = tb.tick;
       std::vector<int32_t> start_claims = tb_claim(tb, r);
-      tb_run_batch(tb, workers, start_claims, n);
+      tb_run_batch(tb, start_claims, n);
       if (tb_commit(tb, r, q, n)) break;
     }
     loop_s = seconds_since(t0);  // the last batch committed: the helpers only idle from here
     tb.closing.store(true, std::memory_order_release);
-    tb.gen.fetch_add(1, std::memory_order_acq_rel);
     crew.finish_self();
     crew.join();
     res.stats.push_back({"spawn_s", crew.spawn_s()});
