@@ -98,7 +98,8 @@ static nb::object failure_dict(const tp::Failure& f) {
 static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int workers, const std::string& order,
                        bool checks, bool trace, const std::string& lock_key, int min_parallel,
                        const std::vector<int32_t>& lp_of, int64_t lookahead, int64_t quantum, const std::string& late,
-                       double stall_s, double spin_per_us) {
+                       double stall_s, double spin_per_us, int replays, double min_batch_ns,
+                       double batch_event_ns) {
   tp::Options o;
   o.strategy = strategy;
   o.workers = workers;
@@ -109,6 +110,10 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
   if (lock_key != "name" && lock_key != "component") throw std::invalid_argument("lock_key must be name or component");
   o.lock_by_name = lock_key == "name";
   o.min_parallel = min_parallel;
+  if (!(min_batch_ns >= 0)) throw std::invalid_argument("min_batch_ns must be >= 0");
+  o.min_batch_ns = min_batch_ns;
+  if (!(batch_event_ns >= 0)) throw std::invalid_argument("batch_event_ns must be >= 0");
+  o.batch_event_ns = batch_event_ns;
   o.lp_of = lp_of;
   o.lookahead = lookahead;
   o.quantum = quantum;
@@ -118,6 +123,8 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
   o.stall_s = stall_s;
   o.spin_per_us = spin_per_us;
   if (workers < 1) throw std::invalid_argument("workers must be >= 1");
+  if (replays < 1) throw std::invalid_argument("replays must be >= 1");
+  o.replays = replays;
   tp::Result r;
   {
     nb::gil_scoped_release release;
@@ -206,7 +213,7 @@ NB_MODULE(_engine, m) {
   m.def("run", &run_py, "dag"_a, "strategy"_a = "sequential", "workers"_a = 1, "order"_a = "gem5", "checks"_a = true,
         "trace"_a = false, "lock_key"_a = "name", "min_parallel"_a = 2, "lp_of"_a = std::vector<int32_t>(),
         "lookahead"_a = -1, "quantum"_a = -1, "late"_a = "clamp", "stall_s"_a = 30.0, "spin_per_us"_a = 0.0,
-        "Replay `dag` under `strategy` on real threads (the GIL is released while it runs).");
+        "replays"_a = 1, "min_batch_ns"_a = 0.0, "batch_event_ns"_a = 0.0, "Replay `dag` under `strategy` on real threads (the GIL is released while it runs).");
   m.def(
       "spin_rate", [](bool recalibrate) { return tp::spin_rate(recalibrate); }, "recalibrate"_a = false,
       "Spin-loop iterations per microsecond on this machine (calibrated once per process).");

@@ -70,6 +70,10 @@ struct Options {
   bool trace = false;
   bool lock_by_name = true;  // split: lock_key=name (the prototype); tick-barrier: lock_key=name
   int min_parallel = 2;
+  // tick-barrier: a bin runs in parallel only if its work would save at least min_batch_ns +
+  // batch_event_ns per member there (what a hand-off costs: the calibration); 0, 0: every bin of 2+ groups
+  double min_batch_ns = 0;
+  double batch_event_ns = 0;
   std::vector<int32_t> lp_of;  // conservative / quantum: LP of every component
   int64_t lookahead = -1;      // conservative: window length (-1: none, one window)
   int64_t quantum = -1;        // quantum: ticks per quantum (-1: one quantum)
@@ -77,6 +81,7 @@ struct Options {
   bool quantum_mode = false;
   double stall_s = 30.0;
   double spin_per_us = 0.0;  // 0: calibrate
+  int replays = 1;           // replay the DAG this many times (one result; loop_s: the mean per replay)
 };
 
 struct TraceRec {

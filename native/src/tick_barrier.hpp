@@ -385,7 +385,7 @@ void TB::run_events(Group& g) {
 // What run_tick_barrier counts (its stats).
 struct TBCounts {
   int64_t parallel_batches = 0, serial_runs = 0, ngroups_total = 0, parallel_events = 0, local_children = 0,
-          late_children = 0, replayed = 0;
+          late_children = 0, replayed = 0, small_batches = 0;
 };
 
 // Group the popped bin `members` by lock key into tb's plan (tb.ngroups groups); a bin smaller than
@@ -422,6 +422,19 @@ inline void tb_group(TB& tb, Run& r, const std::vector<Entry>& members, std::vec
   tb.plan.resize(members.size());
   tb.cursor.assign(tb.plan_off.begin(), tb.plan_off.end() - 1);
   for (size_t i = 0; i < members.size(); ++i) tb.plan[size_t(tb.cursor[size_t(tb.member_gid[i])]++)] = members[i];
+}
+
+// Whether handing a bin out pays: the members' recorded work (their next occurrences), times the share of
+// it the other threads would take, against what the hand-off costs (Options::min_batch_ns, batch_event_ns).
+inline bool tb_pays(const Run& r, const std::vector<Entry>& members, int workers) {
+  if (r.o.min_batch_ns <= 0 && r.o.batch_event_ns <= 0) return true;
+  double work_us = 0;
+  for (const Entry& m : members) {
+    const ObjState& s = r.objs[size_t(m.obj)];
+    if (s.occ_next < s.nocc) work_us += r.d.occ[size_t(s.occ_begin + s.occ_next)].work_us;
+  }
+  double cost = r.o.min_batch_ns + r.o.batch_event_ns * double(members.size());
+  return work_us * 1e3 * (1.0 - 1.0 / double(workers)) >= cost;
 }
 
 // The plain gem5 loop: the popped bin (with whatever the queue would serve before each entry), then whatever
@@ -618,7 +631,13 @@ void run_tick_barrier(Run& r, Result& res) {
         members.push_back(e);
         q.heap.pop();
       }
-      tb_group(tb, r, members, key_batch, key_gid, batch_no);
+      tb.ngroups = 0;
+      if (int(members.size()) < std::max(2, r.o.min_parallel)) {
+      } else if (tb_pays(r, members, workers)) {
+        tb_group(tb, r, members, key_batch, key_gid, batch_no);
+      } else {
+        n.small_batches++;
+      }
       if (tb.ngroups < 2) {
         n.serial_runs++;
         if (!tb_serial(r, q, members, K)) break;
@@ -644,6 +663,7 @@ void run_tick_barrier(Run& r, Result& res) {
   res.stats.push_back({"loop_s", loop_s});
   res.stats.push_back({"parallel_batches", double(n.parallel_batches)});
   res.stats.push_back({"serial_runs", double(n.serial_runs)});
+  res.stats.push_back({"small_batches", double(n.small_batches)});
   res.stats.push_back({"batches", double(workers > 1 ? n.parallel_batches + n.serial_runs : r.executed)});
   res.stats.push_back({"barriers", double(n.parallel_batches)});
   res.stats.push_back({"groups", double(n.ngroups_total)});

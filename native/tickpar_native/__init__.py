@@ -17,6 +17,16 @@ work in microseconds.  An operation is ``(kind, mode, target, value, source)``: 
 component the event count, digest and last tick (and the full trace of (tick, priority, name id)
 with ``trace=True``), the first failure (``causality``, ``crash``, ``deadlock``), violations counted
 with ``checks=False``, races (two threads in one component), and the run's statistics.
+
+``min_batch_ns`` and ``batch_event_ns`` (tick-barrier): a bin whose members' recorded work would save less
+than ``min_batch_ns + batch_event_ns * members`` nanoseconds on the workers (its work times 1 - 1/P, P the
+threads) runs serially on the forming thread, as gem5 would run it: handing it out would cost more than it
+saves (both 0, the default: every bin of two groups or more goes out).
+
+``replays=N`` replays the DAG N times in the one call (the worker threads stay up between replays), so
+that a timed call is long against the call itself; ``stats["loop_s"]`` is then the mean loop per replay.
+Every replay must give the first one's result: the first replay that does not is returned instead, with a
+race naming the first component where the two part (or its failure, if it failed).
 """
 
 from __future__ import annotations
@@ -172,6 +182,9 @@ def run(
     late: str = "clamp",
     stall_s: float = 30.0,
     spin_per_us: float = 0.0,
+    replays: int = 1,
+    min_batch_ns: float = 0.0,
+    batch_event_ns: float = 0.0,
 ) -> Replay:
     """Replay ``dag`` under ``strategy`` with ``workers`` threads; see the module docstring."""
     if strategy not in STRATEGIES:
@@ -191,6 +204,9 @@ def run(
         late,
         float(stall_s),
         float(spin_per_us),
+        int(replays),
+        float(min_batch_ns),
+        float(batch_event_ns),
     )
     return Replay(
         counts=np.frombuffer(out["counts"], dtype=np.int64),

@@ -21,6 +21,7 @@ from tickpar.native.engine import (
     calibrate,
     check_native_cell,
     native_golden,
+    replays_for,
     require,
     run_native,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "calibrate",
     "check_native_cell",
     "native_golden",
+    "replays_for",
     "require",
     "run_native",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "BUILD_HINT",
     "ENGINES",
     "NATIVE_STRATEGIES",
+    "NATIVE_VALUE_S",
     "NOT_TAKEN",
     "RUNS_AS",
     "TB_CALIBRATION_SHAPE",
@@ -42,6 +43,7 @@ __all__ = [
     "check_native_cell",
     "engine_args",
     "native_golden",
+    "replays_for",
     "require",
     "run_native",
     "tick_barrier_batch_ns",
@@ -233,17 +235,48 @@ def _cached_args(key: str, strategy: str, workers: int, options: str) -> dict[st
 
 
 def run_native(
-    spec: RunSpec, strategy: str, workers: int, options: dict[str, Any], spin_per_us: float = 0.0
+    spec: RunSpec,
+    strategy: str,
+    workers: int,
+    options: dict[str, Any],
+    spin_per_us: float = 0.0,
+    replays: int = 1,
 ) -> tuple[OracleRecord, dict[str, Any]]:
-    """Replay ``spec``'s DAG under ``strategy``; the oracle record (traced when the spec is) and the stats."""
+    """Replay ``spec``'s DAG under ``strategy``; the oracle record (traced when the spec is) and the stats.
+
+    ``replays`` > 1 replays the DAG that many times in one call (``tickpar_native.run``): ``loop_s`` is the
+    mean per replay, and a replay that differs from the first makes the record's verdict a race.
+    """
     require(strategy, options)
     tn = _module()
     started = time.perf_counter()
     rec, dag = recorded(spec)
     record_s = time.perf_counter() - started
     args = _cached_args(_spec_key(spec), strategy, workers, json.dumps(options, sort_keys=True, default=str))
-    out = tn.run(dag, strategy, workers, trace=spec.trace, spin_per_us=spin_per_us, **args)
+    out = tn.run(dag, strategy, workers, trace=spec.trace, spin_per_us=spin_per_us, replays=replays, **args)
     return _oracle(rec, out, spec.trace), _stats(out, workers, record_s, args)
+
+
+#: How long one timed value of a native cell lasts at least (seconds).  A call costs 0.1-0.3 ms besides its
+#: loop (the Python wrapper, the record's conversion, waking the worker threads): a value of one 0.2 ms replay
+#: would be mostly that, so a value replays the DAG enough times to last this long (docs/how-to/native-engine.md).
+NATIVE_VALUE_S = 0.01
+
+
+def replays_for(
+    spec: RunSpec, strategy: str, workers: int, options: dict[str, Any], spin_per_us: float = 0.0
+) -> int:
+    """How many replays make one timed value of this cell last :data:`NATIVE_VALUE_S`: from the fastest of
+    three untimed calls of one replay (a preempted call only looks slower), between 1 and 1000; 1 for a run
+    that fails."""
+    walls = []
+    for _ in range(3):
+        started = time.perf_counter()
+        record, _stats = run_native(spec, strategy, workers, options, spin_per_us)
+        walls.append(time.perf_counter() - started)
+        if record.failure is not None:  # a failed run is never replayed (tickpar_native.run)
+            return 1
+    return max(1, min(1000, math.ceil(NATIVE_VALUE_S / max(min(walls), 1e-9))))
 
 
 def _oracle(rec: RecordedDag, out: Any, traced: bool) -> OracleRecord:
@@ -314,6 +347,7 @@ def _stats(out: Any, workers: int, record_s: float, args: dict[str, Any]) -> dic
         messages=int(st.get("messages", 0)),
         idle_s=list(st.get("idle_s", [0.0] * workers)),
         loop_s=float(st.get("loop_s", 0.0)),
+        replays=int(st.get("replays", 1)),
         record_s=record_s,
         engine="native",
         violations=out.violations_total,

@@ -36,6 +36,8 @@ class _TimedCell:
     calls: int = 0
     #: A native cell's spin-loop iterations per microsecond (the driver's one calibration; 0: the engine's own).
     spin: float = 0.0
+    #: A native cell's replays per value (tickpar.native.replays_for): a value is their mean.
+    replays: int = 1
 
     def note(self, result: Any, wall_s: float) -> None:
         """Check one run against the golden record; append its line to ``runs_out``."""
@@ -82,8 +84,10 @@ def bench(loops: int, timed: _TimedCell) -> float:
             from tickpar import native
 
             started = time.perf_counter()
-            record, stats = native.run_native(cell.spec, cell.strategy, cell.workers, dict(cell.options), timed.spin)
-            wall = time.perf_counter() - started
+            record, stats = native.run_native(
+                cell.spec, cell.strategy, cell.workers, dict(cell.options), timed.spin, timed.replays
+            )
+            wall = (time.perf_counter() - started) / timed.replays  # per replay, as loop_s is
             result: Any = _NativeResult(record, stats)
         else:
             strategy = strategy_cls()
@@ -176,10 +180,13 @@ def worker_main() -> None:
 
         recorded(cell.spec)
         runner.metadata["tickpar_engine"] = "native"
-        timed = _TimedCell(cell, golden, args.runs_out, args.warmups, spin=float(args.work_rate or 0.0))
+        native.require(cell.strategy, cell.options)
+        spin = float(args.work_rate or 0.0)
+        replays = native.replays_for(cell.spec, cell.strategy, cell.workers, dict(cell.options), spin)
+        timed = _TimedCell(cell, golden, args.runs_out, args.warmups, spin=spin, replays=replays)
+        runner.metadata["tickpar_replays"] = replays
         if args.work_rate:
             runner.metadata["tickpar_spin_per_us"] = args.work_rate
-        native.require(cell.strategy, cell.options)
         runner.bench_time_func(name, bench, timed)
         return
     if args.work_rate and cell.spec.work != "none":
