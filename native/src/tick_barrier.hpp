@@ -49,43 +49,59 @@ inline bool child_after(const Child& a, const Child& b) {  // std heap comparato
   return a.n > b.n;
 }
 
-// A group's run: what its worker writes while running it, read back by the forming thread at the commit.
-// Each worker keeps a pool of these (WorkerGroups) and reuses them batch after batch, so their lines and
-// buffers stay in its cache but for the commit's reads.
-struct alignas(64) Group {
-  int32_t gid = 0;  // the batch's group index (the owner[] mark)
-  const Entry* members = nullptr;
-  const Entry* members_end = nullptr;
-  std::vector<Child> children;
+// What one worker writes while running its groups, read back by the forming thread at the commit: every
+// group it runs appends to the same buffers, and the worker reuses them batch after batch, so the commit
+// reads a few contiguous runs of lines per worker, not a few scattered lines per group.
+struct WorkerOut {
   std::vector<PendOp> ops;
   std::vector<Exec> execs;
-  std::vector<std::pair<int64_t, Violation>> viols;  // (exec index, violation)
-  Failure error;
+  std::vector<Child> children;  // the running group's zero-delay children (a heap; one group at a time)
+  std::vector<int32_t> claimed;  // components its groups claimed during the batch
+};
+
+// A group's run: its slices of its worker's buffers (WorkerOut) and its outcome.
+struct Group {
+  int32_t gid = 0;  // the batch's group index (the owner[] mark)
+  int64_t exec_begin = 0, exec_end = 0, ops_end = 0;
   int64_t nchild = 0, local_children = 0, late_children = 0;
+  const Entry* members = nullptr;
+  const Entry* members_end = nullptr;
+  std::vector<PendOp>& ops;
+  std::vector<Exec>& execs;
+  std::vector<Child>& children;
+  std::vector<int32_t>& claimed;
   uint64_t* pids = nullptr;  // its worker's pid counter
   uint64_t pid_base = 0;     // its worker's bits of the pid
-  std::vector<int32_t> claimed;
+  std::vector<std::pair<int64_t, Violation>> viols;  // (exec index, violation)
+  Failure error;
+  explicit Group(WorkerOut& out) : ops(out.ops), execs(out.execs), children(out.children), claimed(out.claimed) {}
   void reset(int32_t id, const Entry* begin, const Entry* end) {
     gid = id;
     members = begin;
     members_end = end;
     children.clear();
-    ops.clear();
-    execs.clear();
+    exec_begin = exec_end = int64_t(execs.size());
+    ops_end = int64_t(ops.size());
     if (!viols.empty()) viols.clear();
     if (error.set) error = Failure();
     nchild = local_children = late_children = 0;
-    claimed.clear();
   }
 };
 
-// The groups one worker ran in this batch (the first `used` of `pool`).
+// The groups one worker ran in this batch (the first `used` of `pool`) and their buffers.
 struct alignas(64) WorkerGroups {
+  WorkerOut out;
   std::vector<Group> pool;
   size_t used = 0;
   uint64_t pids = 0;  // pending-op ids: unique over the run (with the worker's number in the top bits)
+  void begin_batch() {
+    used = 0;
+    out.ops.clear();
+    out.execs.clear();
+    out.claimed.clear();
+  }
   Group& take() {
-    if (pool.size() <= used) pool.emplace_back();
+    if (pool.size() <= used) pool.emplace_back(out);
     return pool[used++];
   }
 };
@@ -148,7 +164,7 @@ struct TB {
   // Worker w's part of the batch: its own groups, then whatever the others have not started.
   void work(int w) {
     WorkerGroups& mine = ran[size_t(w)];
-    mine.used = 0;
+    mine.begin_batch();
     for (int k = 0; k < workers; ++k) {
       Slot& s = slots[size_t((w + k) % workers)];
       int i;
@@ -335,10 +351,14 @@ struct TBCtx {
 };
 
 void TB::run_group(Group& g) {
+  int64_t ops_begin = int64_t(g.ops.size());
   run_events(g);
+  g.exec_end = int64_t(g.execs.size());
+  g.ops_end = int64_t(g.ops.size());
   // Which of the group's insertions are still live: no other group may move them (own(); a message moved
   // by anyone sets `unsure` and the commit looks for itself), so this is the commit's answer too.
-  for (PendOp& op : g.ops) {
+  for (int64_t i = ops_begin; i < g.ops_end; ++i) {
+    PendOp& op = g.ops[size_t(i)];
     const ObjState& s = r.objs[size_t(op.obj)];
     op.live = s.stamp == op.pid || (s.ndups && r.has_dup(op.obj, op.pid));
   }
@@ -490,8 +510,9 @@ inline void tb_run_batch(TB& tb, const std::vector<int32_t>& start_claims, TBCou
   tb.work(0);
   tb.wait_workers();
   for (int32_t comp : start_claims) tb.owner[comp].store(-1, std::memory_order_relaxed);
+  for (int w = 0; w < tb.workers; ++w)
+    for (int32_t comp : tb.ran[size_t(w)].out.claimed) tb.owner[comp].store(-1, std::memory_order_relaxed);
   tb.each_ran([&](Group& g) {
-    for (int32_t comp : g.claimed) tb.owner[comp].store(-1, std::memory_order_relaxed);
     n.local_children += g.local_children;
     n.late_children += g.late_children;
   });
@@ -513,6 +534,7 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
   for (size_t gi = 0; gi < G; ++gi) {
     tb.by_gid[size_t(gs[gi]->gid)] = gi;
     children |= gs[gi]->nchild > 0;
+    pos[gi] = size_t(gs[gi]->exec_begin);
   }
   bool failed = false;
   // The next exec in commit order, as (index into gs, index into its execs); false when all are done.
@@ -524,7 +546,7 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
       for (; walk < tb.member_gid.size(); ++walk) {
         size_t gi = tb.by_gid[size_t(tb.member_gid[walk])];
         const Group& g = *gs[gi];
-        if (pos[gi] >= g.execs.size()) continue;
+        if (pos[gi] >= size_t(g.exec_end)) continue;
         const Exec& x = g.execs[pos[gi]];
         const Entry& m = tb.bin[walk];
         if (x.key != m.key || x.tie != m.tie) continue;  // skipped: no longer live when its turn came
@@ -538,7 +560,7 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
     int best = -1;
     for (size_t gi = 0; gi < G; ++gi) {
       const Group& g = *gs[gi];
-      if (pos[gi] >= g.execs.size()) continue;
+      if (pos[gi] >= size_t(g.exec_end)) continue;
       const Exec& x = g.execs[pos[gi]];
       if (best < 0) {
         best = int(gi);
@@ -555,13 +577,13 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
   size_t gsi = 0, j = 0;
   while (next_exec(gsi, j)) {
     Group& g = *gs[gsi];
-    if (g.error.set && j + 1 == g.execs.size()) {
+    if (g.error.set && int64_t(j) + 1 == g.exec_end) {
       r.set_failure(g.error);  // the sequential run stops inside this event
       failed = true;
       break;
     }
     n.parallel_events++;
-    int64_t end = j + 1 < g.execs.size() ? g.execs[j + 1].ops_begin : int64_t(g.ops.size());
+    int64_t end = int64_t(j) + 1 < g.exec_end ? g.execs[j + 1].ops_begin : g.ops_end;
     for (int64_t k = g.execs[j].ops_begin; k < end; ++k) {
       const PendOp& op = g.ops[size_t(k)];
       uint64_t serial = ++q.serial;
@@ -588,7 +610,7 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
         break;
       }
   }
-  for (Group* g : gs) r.executed += int64_t(g->execs.size());
+  for (Group* g : gs) r.executed += g->exec_end - g->exec_begin;
   return failed;
 }
 
