@@ -29,7 +29,8 @@ static tp::Dag make_dag(int32_t ncomp, const Arr<int32_t>& obj_comp, const Arr<i
                         const Arr<int64_t>& ops_off, const Arr<int64_t>& touch_off, const Arr<double>& work_us,
                         const Arr<uint8_t>& op_kind, const Arr<uint8_t>& op_mode, const Arr<int32_t>& op_target,
                         const Arr<int64_t>& op_value, const Arr<int64_t>& op_source, const Arr<int32_t>& touch_comp,
-                        const Arr<int32_t>& touch_name, int64_t end_tick) {
+                        const Arr<int32_t>& touch_name, int64_t end_tick,
+                        const Arr<int64_t>& occ_seq) {
   tp::Dag d;
   size_t nobj = obj_comp.shape(0);
   if (obj_name.shape(0) != nobj || obj_prio.shape(0) != nobj || obj_flags.shape(0) != nobj)
@@ -79,6 +80,10 @@ static tp::Dag make_dag(int32_t ncomp, const Arr<int32_t>& obj_comp, const Arr<i
   for (int32_t c : d.touch_comp)
     if (c < 0 || c >= ncomp) throw std::invalid_argument("touch_comp out of range");
   d.end_tick = end_tick;
+  if (occ_seq.shape(0) != 0 && occ_seq.shape(0) != nocc)
+    throw std::invalid_argument("occ_seq must be empty or have one entry per occurrence");
+  std::vector<int64_t> seq = vec(occ_seq);
+  tp::link_occurrences(d, seq.empty() ? nullptr : &seq);
   return d;
 }
 
@@ -197,12 +202,13 @@ NB_MODULE(_engine, m) {
   nb::class_<tp::Dag>(m, "Dag")
       .def(nb::new_(&make_dag), "ncomp"_a, "obj_comp"_a, "obj_name"_a, "obj_prio"_a, "obj_flags"_a, "occ_off"_a,
            "ops_off"_a, "touch_off"_a, "work_us"_a, "op_kind"_a, "op_mode"_a, "op_target"_a, "op_value"_a,
-           "op_source"_a, "touch_comp"_a, "touch_name"_a, "end_tick"_a)
+           "op_source"_a, "touch_comp"_a, "touch_name"_a, "end_tick"_a, "occ_seq"_a)
       .def(
           "set_work",
           [](tp::Dag& d, const Arr<double>& work_us) {
             if (work_us.shape(0) != d.occ.size()) throw std::invalid_argument("one work_us per occurrence");
-            for (size_t i = 0; i < d.occ.size(); ++i) d.occ[i].work_us = work_us.data()[i];
+            for (size_t i = 0; i < d.occ.size(); ++i)
+              d.occ[d.occ_pos.empty() ? i : size_t(d.occ_pos[i])].work_us = work_us.data()[i];
           },
           "work_us"_a, "Replace every occurrence's synthetic work (microseconds).")
       .def_prop_ro("n_objects", [](const tp::Dag& d) { return d.nobj(); })

@@ -194,14 +194,20 @@ double event_once(int32_t pending, int64_t events) {
   for (int32_t o = 0; o < pending; ++o) d.ops.push_back(Op{int64_t(o % 97), int64_t(o) << 40, o, SCHEDULE, ABSOLUTE});
   d.init_ops = pending;
   d.occ_off.push_back(0);
+  std::vector<int64_t> run_order;  // each occurrence's tick (then its object): the run's order, as a recording has it
   for (int32_t o = 0; o < pending; ++o) {
+    int64_t tick = o % 97;
     for (int64_t k = 0; k < per; ++k) {
       int64_t b = int64_t(d.ops.size());
-      d.ops.push_back(Op{1 + (k * 7 + o) % 13, (int64_t(o) << 40) | (k + 1), o, SCHEDULE, CLOCK});
+      int64_t delay = 1 + (k * 7 + o) % 13;
+      d.ops.push_back(Op{delay, (int64_t(o) << 40) | (k + 1), o, SCHEDULE, CLOCK});
       d.occ.push_back(Occ{b, b + 1, 0, 0, 0.0});
+      run_order.push_back(tick * pending + o);
+      tick += delay;
     }
     d.occ_off.push_back(int64_t(d.occ.size()));
   }
+  link_occurrences(d, &run_order);
   Options opt;
   opt.strategy = "sequential";
   Result r = run(d, opt);

@@ -46,6 +46,7 @@ struct Occ {
   int64_t ops_begin, ops_end;
   int64_t touch_begin, touch_end;
   double work_us;
+  int64_t next = -1;  // the same object's next occurrence (link_occurrences), -1: none
 };
 
 struct Dag {
@@ -53,8 +54,10 @@ struct Dag {
   std::vector<int32_t> obj_comp, obj_name;
   std::vector<int16_t> obj_prio;
   std::vector<uint8_t> obj_flags;  // bit 0: a message (one-shot, nobody else holds it)
-  std::vector<int64_t> occ_off;    // occurrences of object o: occ[occ_off[o] .. occ_off[o+1])
-  std::vector<Occ> occ;
+  std::vector<int64_t> occ_off;    // as given: object o's occurrences were the o-th run of them
+  std::vector<Occ> occ;            // in run order where it is known (link_occurrences), else as given
+  std::vector<int64_t> obj_first;  // per object: its first occurrence in occ (-1: none)
+  std::vector<int64_t> occ_pos;    // given occurrence i is occ[occ_pos[i]] (empty: the same place)
   std::vector<Op> ops;  // ops[0 .. init_ops): the initial schedules (init(), before the loop)
   int64_t init_ops = 0;
   std::vector<int32_t> touch_comp, touch_name;
@@ -173,6 +176,13 @@ void set_spin_rate(double per_us);
 void spin_us(double us);
 
 Result run(const Dag& dag, const Options& opt);
+
+// Chain each object's occurrences (Occ::next, Dag::obj_first), after laying occ, ops and the direct calls
+// out in the order the recorded run made them (run_order[i]: given occurrence i's place in that run; null:
+// keep the given order).  A replay then reads the DAG front to back, as the run made it, instead of
+// jumping between objects' runs of occurrences: a cache miss per event less where the DAG outgrows the
+// caches (docs/how-to/native-engine.md).
+void link_occurrences(Dag& d, const std::vector<int64_t>* run_order);
 
 struct CalibrationResult {
   std::vector<std::pair<std::string, double>> values;

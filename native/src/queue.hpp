@@ -90,11 +90,9 @@ class Heap {
 struct alignas(64) ObjState {  // a line each: two threads write neighbouring events
   uint64_t stamp = 0;  // 0: not scheduled; else the serial of its live entry (or a pending op id)
   int64_t when = 0;
-  int64_t occ_begin = 0;
+  int64_t occ_cur = -1;  // its next occurrence in the DAG (Occ::next chains them), -1: none left
   int32_t comp = 0;
   int32_t name = 0;
-  uint32_t occ_next = 0;
-  uint32_t nocc = 0;
   int16_t prio = 0;
   uint8_t flags = 0;
   uint8_t pad = 0;

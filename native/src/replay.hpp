@@ -50,8 +50,7 @@ struct Run {
       s.name = dag.obj_name[size_t(i)];
       s.prio = dag.obj_prio[size_t(i)];
       s.flags = dag.obj_flags[size_t(i)];
-      s.occ_begin = dag.occ_off[size_t(i)];
-      s.nocc = uint32_t(dag.occ_off[size_t(i) + 1] - dag.occ_off[size_t(i)]);
+      s.occ_cur = dag.obj_first[size_t(i)];
     }
     for (int32_t n : d.obj_name) nnames = std::max(nnames, n + 1);
     for (int32_t n : d.touch_name) nnames = std::max(nnames, n + 1);
@@ -247,13 +246,14 @@ struct Run {
   template <class Ctx>
   inline bool execute(Ctx& c, int32_t obj, int64_t when) {
     ObjState& s = objs[size_t(obj)];
-    uint32_t k = s.occ_next++;
+    int64_t k = s.occ_cur;
     int32_t comp = s.comp;
     c.enter(comp, obj, when);
     c.record(comp, when, s.prio, s.name);
     bool ok = true;
-    if (k < s.nocc) {
-      const Occ& oc = d.occ[size_t(s.occ_begin + k)];
+    if (k >= 0) {
+      const Occ& oc = d.occ[size_t(k)];
+      s.occ_cur = oc.next;
       for (int64_t t = oc.touch_begin; t < oc.touch_end; ++t)
         c.touch(d.touch_comp[size_t(t)], d.touch_name[size_t(t)], when, obj);
       if (oc.work_us > 0) spin_iters(uint64_t(oc.work_us * rate + 0.5));

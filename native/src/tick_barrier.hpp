@@ -451,7 +451,7 @@ inline bool tb_pays(const Run& r, const std::vector<Entry>& members, int workers
   double work_us = 0;
   for (const Entry& m : members) {
     const ObjState& s = r.objs[size_t(m.obj)];
-    if (s.occ_next < s.nocc) work_us += r.d.occ[size_t(s.occ_begin + s.occ_next)].work_us;
+    if (s.occ_cur >= 0) work_us += r.d.occ[size_t(s.occ_cur)].work_us;
   }
   double cost = r.o.min_batch_ns + r.o.batch_event_ns * double(members.size());
   return work_us * 1e3 * (1.0 - 1.0 / double(workers)) >= cost;

@@ -47,6 +47,7 @@ __all__ = [
     "require",
     "run_native",
     "tick_barrier_batch_ns",
+    "tick_barrier_handoff",
     "untraced_golden",
 ]
 
@@ -198,6 +199,8 @@ def engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, A
     elif strategy == "tick-barrier":
         args["lock_key"] = options.get("lock_key", "component")
         args["min_parallel"] = int(options.get("min_parallel", 2))
+        if workers > 1:  # a bin whose work saves less than its hand-off runs serially (tick_barrier_handoff)
+            args["min_batch_ns"], args["batch_event_ns"] = tick_barrier_handoff()
     elif strategy in ("conservative", "quantum"):
         model = spec.build_model(work="none")
         sync = "window" if strategy == "conservative" else "quantum"
@@ -378,42 +381,90 @@ def check_native_cell(golden: OracleRecord, got: OracleRecord) -> Any:
 
 #: ``tickpar calibrate``'s top-level figures; the rest of the engine's go in ``details``.  ``pingpong_ns`` and
 #: ``heap_ns`` are the floors the others are read against (:data:`tickpar.perf.costs.FLOOR_OF`).
-_CALIBRATION_KEYS = ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns", "pingpong_ns", "heap_ns")
+_CALIBRATION_KEYS = ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns", "tb_event_ns", "pingpong_ns",
+                     "heap_ns")  # fmt: skip
 
 #: The work-free PHOLD shape that tick-barrier's calibrations run (both engines; none of the sweep's shapes).
 TB_CALIBRATION_SHAPE = {"lps": 12, "population": 6, "mean": 150.0, "lookahead": 500, "granularity": 400,
                         "end_tick": 12_000}  # fmt: skip
 
 
-def tick_barrier_batch_ns(repeats: int = 30) -> dict[str, float]:
-    """The native tick-barrier's cost per parallel batch at two workers beyond its share of the events.
+#: The populations (messages in flight per LP) of :data:`TB_CALIBRATION_SHAPE` that tick-barrier's fit replays:
+#: about 6 to 46 events per parallel batch at the same 27-29 batches, so that the fit can tell what a batch
+#: costs from what each of its events costs.
+TB_FIT_POPULATIONS = (1, 2, 4, 6, 8)
 
-    Replays of :data:`TB_CALIBRATION_SHAPE` (work none), best of ``repeats``: the two-worker tick-barrier
-    loop less half the sequential loop, over its parallel batches.  It holds the barrier, the serial commit
-    of the batch's insertions, and what the two cores pay to share the batch's data.
+
+def tick_barrier_batch_ns(repeats: int = 5, replays: int = 10, populations: tuple[int, ...] = TB_FIT_POPULATIONS
+                          ) -> dict[str, float]:  # fmt: skip
+    """The native tick-barrier's costs at two workers beyond its share of the events, per batch and per event.
+
+    Every population of :data:`TB_FIT_POPULATIONS` is replayed (work none, every batch handed out:
+    ``min_batch_ns=0``), sequential and tick-barrier, the best of ``repeats`` calls of ``replays`` replays each;
+    the excess ``parallel - sequential / 2`` is fitted by least squares to ``batches * tb_batch_ns + events *
+    tb_event_ns``.  ``tb_batch_ns`` is the hand-off (posting the batch, the workers' start and finish, the
+    commit's fixed part); ``tb_event_ns`` what each event of a parallel batch adds (its lines crossing to a
+    worker and back, the commit's insertion, the queue's pop that no worker shares).  ``tb_overhead_ns``: the
+    whole excess per batch at :data:`TB_CALIBRATION_SHAPE` itself (population 6), which the calibration
+    reported as ``tb_batch_ns`` before the fit.
     """
     from tickpar.plugins.registry import get_registry
 
     tn = _module()
     cls = get_registry().workload("phold")
     params = {name: param.default for name, param in cls.params.items()}
-    spec = RunSpec("phold", {**params, **TB_CALIBRATION_SHAPE}, 1, "gem5", "none")
-    _rec, dag = recorded(spec)
 
-    def best(strategy: str, workers: int) -> tuple[float, Any]:
-        args = engine_args(spec, strategy, workers, {})
-        runs = [tn.run(dag, strategy, workers, **args) for _ in range(repeats)]
+    def best(dag: Any, strategy: str, workers: int, **args: Any) -> tuple[float, Any]:
+        runs = [tn.run(dag, strategy, workers, order="gem5", replays=replays, **args) for _ in range(repeats)]
         return min(float(r.stats["loop_s"]) for r in runs), runs[0]
 
-    sequential, _ = best("sequential", 1)
-    parallel, out = best("tick-barrier", 2)
-    batches = max(1, int(out.stats["parallel_batches"]))
-    return {
-        "tb_batch_ns": max(0.0, parallel - sequential / 2) / batches * 1e9,
-        "tb_sequential_ns": sequential * 1e9,
-        "tb_parallel_ns": parallel * 1e9,
-        "tb_parallel_batches": float(batches),
-    }
+    points: list[tuple[float, float, float]] = []  # (batches, events, excess seconds)
+    out: dict[str, float] = {}
+    for population in populations:
+        spec = RunSpec("phold", {**params, **TB_CALIBRATION_SHAPE, "population": population}, 1, "gem5", "none")
+        _rec, dag = recorded(spec)
+        sequential, _ = best(dag, "sequential", 1)
+        parallel, run = best(dag, "tick-barrier", 2, lock_key="component", min_batch_ns=0.0, batch_event_ns=0.0)
+        batches = max(1.0, float(run.stats["parallel_batches"]))
+        points.append((batches, float(run.stats["parallel_events"]), parallel - sequential / 2))
+        if population == TB_CALIBRATION_SHAPE["population"]:
+            out.update(tb_overhead_ns=max(0.0, parallel - sequential / 2) / batches * 1e9,
+                       tb_sequential_ns=sequential * 1e9, tb_parallel_ns=parallel * 1e9,
+                       tb_parallel_batches=batches)  # fmt: skip
+    per_batch, per_event = _fit_two(points)
+    out.update(tb_batch_ns=per_batch * 1e9, tb_event_ns=per_event * 1e9)
+    return out
+
+
+def _fit_two(points: list[tuple[float, float, float]]) -> tuple[float, float]:
+    """Least squares ``y = a x1 + b x2`` through the origin (the normal equations), both at least 0: a negative
+    coefficient (noise) is dropped and the other refitted alone."""
+    s11 = sum(x1 * x1 for x1, _x2, _y in points)
+    s12 = sum(x1 * x2 for x1, x2, _y in points)
+    s22 = sum(x2 * x2 for _x1, x2, _y in points)
+    s1y = sum(x1 * y for x1, _x2, y in points)
+    s2y = sum(x2 * y for _x1, x2, y in points)
+    det = s11 * s22 - s12 * s12
+    if det > 0:
+        a = (s1y * s22 - s2y * s12) / det
+        b = (s2y * s11 - s1y * s12) / det
+        if a >= 0 and b >= 0:
+            return a, b
+    only_a = max(0.0, s1y / s11) if s11 > 0 else 0.0
+    only_b = max(0.0, s2y / s22) if s22 > 0 else 0.0
+    err_a = sum((y - only_a * x1) ** 2 for x1, _x2, y in points)
+    err_b = sum((y - only_b * x2) ** 2 for _x1, x2, y in points)
+    return (only_a, 0.0) if err_a <= err_b else (0.0, only_b)
+
+
+@lru_cache(maxsize=1)
+def tick_barrier_handoff() -> tuple[float, float]:
+    """``(min_batch_ns, batch_event_ns)`` for this process's tick-barrier cells: a short
+    :func:`tick_barrier_batch_ns` (three populations), measured once per process.  A bin runs in parallel only
+    where its work saves more than that (``tickpar_native.run``); the engine's own figure, not a file's,
+    so a standalone run and the sweep's decide alike."""
+    fit = tick_barrier_batch_ns(repeats=3, replays=5, populations=(1, 4, 8))
+    return fit["tb_batch_ns"], fit["tb_event_ns"]
 
 
 def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
@@ -444,8 +495,10 @@ def calibrate(budget_s: float = 1.0) -> dict[str, Any]:
             "barrier_ns": "one round of the engine's spinning barrier between 2 threads",
             "message_ns": "a message handed to another thread through a one-slot mailbox (half a round trip)",
             "event_ns": "the native queue's schedule + pop + replay bookkeeping per event (1024 pending)",
-            "tb_batch_ns": "tick-barrier at 2 workers: per parallel batch, its loop beyond half the sequential "
-            "loop (work-free PHOLD, TB_CALIBRATION_SHAPE)",
+            "tb_batch_ns": "tick-barrier at 2 workers: per parallel batch, the fixed part of its loop beyond half "
+            "the sequential loop (least squares over work-free PHOLD at 5 populations, TB_FIT_POPULATIONS)",
+            "tb_event_ns": "tick-barrier at 2 workers: per event of a parallel batch, the part of its loop beyond "
+            "half the sequential loop that grows with the batch (the same fit)",
             "pingpong_ns": "one cache line's round trip between two threads pinned to two CPUs, both spinning (two "
             "transfers of the line): the floor of any hand-off between cores, beside which the sync costs are read",
             "heap_ns": "a plain binary heap's pop + push per step (std::priority_queue of (tick, serial), hold model, "

@@ -127,6 +127,7 @@ class RecordedDag:
             "obj_prio": self.obj_prio,
             "obj_flags": self.obj_flags,
             "occ_off": occ_off,
+            "occ_seq": order,  # each occurrence's place in the run: the engine lays the DAG out in run order
             "ops_off": ops_off,
             "touch_off": touch_off,
             "work_us": work,

@@ -89,6 +89,7 @@ FLOOR_OF: dict[str, str] = {
     "barrier_ns": "pingpong_ns",
     "message_ns": "pingpong_ns",
     "tb_batch_ns": "pingpong_ns",
+    "tb_event_ns": "pingpong_ns",
     "event_ns": "heap_ns",
 }
 
@@ -152,6 +153,9 @@ def cxx_costs(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
         # Older calibration files have no tick-barrier batch cost: the barrier round stands in (NaN here).
         "tb_batch_s": {"value": cal["tb_batch_ns"] * 1e-9 if "tb_batch_ns" in cal else math.nan,
                        "source": f"tb_batch_ns in {where}" if "tb_batch_ns" in cal else "none"},
+        # Files before the per-event fit: tb_batch_ns held both parts; nothing per event then.
+        "tb_event_s": {"value": cal["tb_event_ns"] * 1e-9 if "tb_event_ns" in cal else 0.0,
+                       "source": f"tb_event_ns in {where}" if "tb_event_ns" in cal else "none"},
     }  # fmt: skip
 
 
@@ -299,7 +303,8 @@ def preset(
         cxx = cxx_costs()
         batch = cxx["tb_batch_s"]["value"]
         return Preset("cxx", backend, work_mode, cxx_overheads(), cxx["event_s"]["value"], 0.0, 1e-6, gil=False,
-                      tb_batch_s=None if math.isnan(batch) else batch)  # fmt: skip
+                      tb_batch_s=None if math.isnan(batch) else batch,
+                      tb_event_s=cxx["tb_event_s"]["value"])  # fmt: skip
     if name != "here":
         raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
     if calibration is None:
