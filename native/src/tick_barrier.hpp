@@ -56,7 +56,6 @@ struct WorkerOut {
   std::vector<PendOp> ops;
   std::vector<Exec> execs;
   std::vector<Child> children;  // the running group's zero-delay children (a heap; one group at a time)
-  std::vector<int32_t> claimed;  // components its groups claimed during the batch
 };
 
 // A group's run: its slices of its worker's buffers (WorkerOut) and its outcome.
@@ -69,12 +68,11 @@ struct Group {
   std::vector<PendOp>& ops;
   std::vector<Exec>& execs;
   std::vector<Child>& children;
-  std::vector<int32_t>& claimed;
   uint64_t* pids = nullptr;  // its worker's pid counter
   uint64_t pid_base = 0;     // its worker's bits of the pid
   std::vector<std::pair<int64_t, Violation>> viols;  // (exec index, violation)
   Failure error;
-  explicit Group(WorkerOut& out) : ops(out.ops), execs(out.execs), children(out.children), claimed(out.claimed) {}
+  explicit Group(WorkerOut& out) : ops(out.ops), execs(out.execs), children(out.children) {}
   void reset(int32_t id, const Entry* begin, const Entry* end) {
     gid = id;
     members = begin;
@@ -98,7 +96,6 @@ struct alignas(64) WorkerGroups {
     used = 0;
     out.ops.clear();
     out.execs.clear();
-    out.claimed.clear();
   }
   Group& take() {
     if (pool.size() <= used) pool.emplace_back(out);
@@ -123,7 +120,9 @@ struct alignas(64) DoneFlag {
 struct TB {
   Run& r;
   Queue q;
-  std::unique_ptr<std::atomic<int32_t>[]> owner;  // per component: the group that owns it in this batch
+  // Per component: the batch and group that claimed it, (batch << 32) | group.  A claim of an earlier batch
+  // is no claim, so nobody releases them: a component's line moves only when a group claims it.
+  std::unique_ptr<std::atomic<int64_t>[]> owner;
   bool lock_records = false;
   int64_t kbatch = 0, tick = 0;
   // The batch's plan (written by the forming thread, read by the workers): the bin's members sorted by
@@ -151,13 +150,20 @@ struct TB {
         done(new DoneFlag[size_t(nworkers)]),
         ran(new WorkerGroups[size_t(nworkers)]) {}
 
-  bool claim(int32_t comp, Group& g) {
-    int32_t exp = -1;
-    if (owner[comp].compare_exchange_strong(exp, g.gid, std::memory_order_acq_rel)) {
-      g.claimed.push_back(comp);
-      return true;
+  // Group g's claim on comp for this batch: true if it holds it (now or already), false if another group does.
+  bool claim(int32_t comp, const Group& g) {
+    int64_t mine = (int64_t(batch) << 32) | int64_t(uint32_t(g.gid));
+    int64_t v = owner[comp].load(std::memory_order_acquire);
+    while (true) {
+      if (v == mine) return true;
+      if ((v >> 32) == int64_t(batch)) return false;
+      if (owner[comp].compare_exchange_weak(v, mine, std::memory_order_acq_rel)) return true;
     }
-    return exp == g.gid;
+  }
+  // The group that holds comp in this batch (-1: none).
+  int32_t holder(int32_t comp) const {
+    int64_t v = owner[comp].load(std::memory_order_acquire);
+    return (v >> 32) == int64_t(batch) ? int32_t(uint32_t(v)) : -1;
   }
   void run_group(Group& g);
   void run_events(Group& g);
@@ -248,10 +254,10 @@ struct TBCtx {
       r.record(comp, when, prio, name);
   }
   inline void touch(int32_t comp, int32_t name, int64_t when, int32_t obj) {
-    if (!(tb.owner[comp].load(std::memory_order_acquire) == g.gid || tb.claim(comp, g)))
+    if (!tb.claim(comp, g))
       r.race(comp, -1, when,
              "direct call from event " + std::to_string(obj) + ": group " + std::to_string(g.gid) +
-                 " entered while group " + std::to_string(tb.owner[comp].load()) + " inside");
+                 " entered while group " + std::to_string(tb.holder(comp)) + " inside");
     r.record_locked(comp, when, CALL_PRIORITY, name);
   }
   bool gfail(const char* op, int32_t obj, int64_t when, const char* reason) {
@@ -271,10 +277,10 @@ struct TBCtx {
   }
   void own(int32_t t) {  // an operation on a long-lived event: the group must own its component
     int32_t comp = r.objs[size_t(t)].comp;
-    if (tb.owner[comp].load(std::memory_order_acquire) == g.gid || tb.claim(comp, g)) return;
+    if (tb.claim(comp, g)) return;
     r.race(comp, t, tb.tick,
            "group " + std::to_string(g.gid) + " operates on event " + std::to_string(t) + " while group " +
-               std::to_string(tb.owner[comp].load()) + " owns its component");
+               std::to_string(tb.holder(comp)) + " owns its component");
   }
   void defer(int32_t t, int64_t when, int64_t source) {
     ObjState& s = r.objs[size_t(t)];
@@ -288,10 +294,10 @@ struct TBCtx {
     if (!message) own(t);
     if (key <= tb.kbatch) {  // a zero-delay child: the sequential run serves it before the rest of the bin
       int32_t comp = r.objs[size_t(t)].comp;
-      if (tb.owner[comp].load(std::memory_order_acquire) != g.gid && !tb.claim(comp, g)) {
+      if (!tb.claim(comp, g)) {
         r.race(comp, t, when,
                "zero-delay child of group " + std::to_string(g.gid) + " into a component owned by group " +
-                   std::to_string(tb.owner[comp].load()));
+                   std::to_string(tb.holder(comp)));
         g.late_children++;
         return;
       }
@@ -351,6 +357,18 @@ struct TBCtx {
 };
 
 void TB::run_group(Group& g) {
+  // The group's members' components, claimed as it starts: a lock key that splits a component between two
+  // groups is a race (whichever group comes second sees it).
+  int32_t last = -1;
+  for (const Entry* m = g.members; m != g.members_end; ++m) {
+    int32_t comp = r.objs[size_t(m->obj)].comp;
+    if (comp == last) continue;
+    last = comp;
+    if (!claim(comp, g))
+      r.race(comp, m->obj, tick,
+             "lock key splits a component: event " + std::to_string(m->obj) + " in group " + std::to_string(g.gid) +
+                 ", other events in group " + std::to_string(holder(comp)) + " of the same batch");
+  }
   int64_t ops_begin = int64_t(g.ops.size());
   run_events(g);
   g.exec_end = int64_t(g.execs.size());
@@ -480,38 +498,11 @@ inline bool tb_serial(Run& r, Queue& q, const std::vector<Entry>& members, int64
   return ok;
 }
 
-// Each group claims its members' components for the batch; a lock key that splits a component between two
-// groups is a race.  Returns the components claimed.
-inline std::vector<int32_t> tb_claim(TB& tb, Run& r) {
-  std::vector<int32_t> start_claims;
-  for (size_t gi = 0; gi < tb.ngroups; ++gi) {
-    int32_t last = -1;
-    for (int32_t i = tb.plan_off[gi]; i < tb.plan_off[gi + 1]; ++i) {
-      const Entry& m = tb.plan[size_t(i)];
-      int32_t comp = r.objs[size_t(m.obj)].comp;
-      if (comp == last) continue;
-      last = comp;
-      int32_t exp = -1;
-      if (tb.owner[comp].compare_exchange_strong(exp, int32_t(gi))) {
-        start_claims.push_back(comp);
-      } else if (exp != int32_t(gi)) {
-        r.race(comp, m.obj, tb.tick,
-               "lock key splits a component: event " + std::to_string(m.obj) + " in group " + std::to_string(gi) +
-                   ", other events in group " + std::to_string(exp) + " of the same batch");
-      }
-    }
-  }
-  return start_claims;
-}
-
-// Post the batch to the workers, work on it here too, wait for them (the barrier), release the claims.
-inline void tb_run_batch(TB& tb, const std::vector<int32_t>& start_claims, TBCounts& n) {
+// Post the batch to the workers, work on it here too, wait for them (the barrier).
+inline void tb_run_batch(TB& tb, TBCounts& n) {
   tb.post();
   tb.work(0);
   tb.wait_workers();
-  for (int32_t comp : start_claims) tb.owner[comp].store(-1, std::memory_order_relaxed);
-  for (int w = 0; w < tb.workers; ++w)
-    for (int32_t comp : tb.ran[size_t(w)].out.claimed) tb.owner[comp].store(-1, std::memory_order_relaxed);
   tb.each_ran([&](Group& g) {
     n.local_children += g.local_children;
     n.late_children += g.late_children;
@@ -622,8 +613,8 @@ void run_tick_barrier(Run& r, Result& res) {
   const Dag& d = r.d;
   bool by_name = r.o.lock_by_name;
   tb.lock_records = by_name || !d.touch_comp.empty();
-  tb.owner.reset(new std::atomic<int32_t>[size_t(d.ncomp)]);
-  for (int32_t i = 0; i < d.ncomp; ++i) tb.owner[i].store(-1);
+  tb.owner.reset(new std::atomic<int64_t>[size_t(d.ncomp)]);
+  for (int32_t i = 0; i < d.ncomp; ++i) tb.owner[i].store(0);  // batch 0: none (batches count from 1)
   if (!r.init_ops(q)) return;
   // The helpers idle in their pool between batches; the clock starts once all of them run.
   Crew crew(workers);
@@ -671,8 +662,7 @@ void run_tick_barrier(Run& r, Result& res) {
       tb.kbatch = K;
       tb.tick = key_when(K);
       q.cur_tick = tb.tick;
-      std::vector<int32_t> start_claims = tb_claim(tb, r);
-      tb_run_batch(tb, start_claims, n);
+      tb_run_batch(tb, n);
       if (tb_commit(tb, r, q, n)) break;
     }
     loop_s = seconds_since(t0);  // the last batch committed: the helpers only idle from here
