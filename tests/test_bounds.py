@@ -351,7 +351,10 @@ def test_each_native_cost_is_shown_as_a_multiple_of_its_floor() -> None:
     assert beside_floor(cal, "event_ns") == "50.0 ns = 2.5 x heap"
     assert beside_floor(cal, "pingpong_ns") == "80.0 ns"
     assert [k for k, _ in calibration_figures(cal)] == ["pingpong_ns", "heap_ns", "mutex_ns", "barrier_ns",
-                                                       "message_ns", "tb_batch_ns", "event_ns"]  # fmt: skip
+                                                       "message_ns", "tb_batch_ns", "tb_event_ns",
+                                                       "event_ns"]  # fmt: skip
+    assert beside_floor({**cal, "tb_event_ns": 40.0}, "tb_event_ns") == "40.0 ns = 0.50 x pingpong"
+    assert beside_floor(cal, "tb_event_ns") == "n/a"  # a file before the per-event fit
     old = {k: v for k, v in cal.items() if k not in ("pingpong_ns", "heap_ns", "tb_batch_ns")}
     assert beside_floor(old, "barrier_ns") == "96.0 ns = n/a x pingpong"
     assert beside_floor(old, "event_ns") == "50.0 ns = n/a x heap"

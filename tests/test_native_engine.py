@@ -46,7 +46,7 @@ class Builder:
     ) -> None:
         self.occs[obj].append((list(ops), work_us, list(touches)))
 
-    def build(self, end_tick: int | None = None) -> tn.Dag:
+    def build(self, end_tick: int | None = None, occ_seq: list[int] | None = None) -> tn.Dag:
         occ_off, ops_off, touch_off, work = [0], [len(self.init_ops)], [0], []
         ops = list(self.init_ops)
         tcomp: list[int] = []
@@ -78,6 +78,7 @@ class Builder:
             tcomp,
             tname,
             end_tick,
+            occ_seq or (),
         )
 
 
@@ -450,3 +451,106 @@ def test_threads_are_pinned_for_the_run_and_the_callers_mask_comes_back(strategy
     assert os.sched_getaffinity(0) == mask
     assert r.stats["pinned"] == (1.0 if len(mask) >= 2 else 0.0)
     assert r.stats["spawn_s"] > 0 and r.stats["loop_s"] > 0
+
+
+# -- the engine at gem5's costs (issue #38): replays, the kept threads, the hand-off threshold, the layout --
+
+
+def test_replays_repeat_the_run_on_the_same_result() -> None:
+    b = synthetic(seed=8, granularity=50)
+    dag = b.build()
+    once = tn.run(dag, "tick-barrier", 2, lock_key="component")
+    again = tn.run(dag, "tick-barrier", 2, lock_key="component", replays=4)
+    assert again.failure is None and not again.races
+    assert again.stats["replays"] == 4 and "replays" not in once.stats
+    assert list(again.digests) == list(once.digests) and list(again.counts) == list(once.counts)
+    assert again.stats["loop_s"] > 0
+
+
+def test_a_failed_run_is_not_replayed() -> None:
+    b = synthetic(seed=4)
+    r = tn.run(b.build(), "conservative", 2, order="canonical", lp_of=[c % 2 for c in range(b.ncomp)],
+               lookahead=500, replays=5)  # fmt: skip
+    assert r.failure is not None and r.failure["reason"] == "lookahead"
+    assert r.stats["replays"] == 1
+
+
+def test_replays_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="replays"):
+        tn.run(Builder(1).build(), replays=0)
+
+
+def test_a_replay_keeps_the_threads_of_the_last_one() -> None:
+    # Creating threads costs 100+ us: the second replay with as many threads borrows the first one's.
+    b = synthetic(seed=9, granularity=50)
+    dag = b.build()
+    tn.run(dag, "tick-barrier", 2, lock_key="component")
+    r = tn.run(dag, "tick-barrier", 2, lock_key="component")
+    assert r.stats["threads_created"] == 0
+
+
+@pytest.mark.timeout(60, method="thread")
+def test_a_forked_child_starts_threads_of_its_own() -> None:
+    # The parent's kept threads do not exist in a forked child: it must start its own, not wait for them.
+    import multiprocessing
+
+    b = synthetic(seed=9, granularity=50)
+    tn.run(b.build(), "tick-barrier", 2, lock_key="component")  # the parent now keeps a thread
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        created = pool.apply(_child_replay, ())
+    assert created == 1
+
+
+def _child_replay() -> float:
+    b = synthetic(seed=9, granularity=50)
+    r = tn.run(b.build(), "tick-barrier", 2, lock_key="component")
+    assert r.failure is None
+    return float(r.stats["threads_created"])
+
+
+def test_tick_barrier_keeps_bins_too_small_to_pay_serial_and_stays_exact() -> None:
+    b = synthetic(granularity=50, seed=10, work_us=0.05)
+    dag = b.build()
+    golden = tn.run(dag, trace=True)
+    every = tn.run(dag, "tick-barrier", 2, lock_key="component", trace=True)
+    none = tn.run(dag, "tick-barrier", 2, lock_key="component", trace=True, min_batch_ns=1e9)
+    some = tn.run(dag, "tick-barrier", 2, lock_key="component", trace=True, min_batch_ns=0, batch_event_ns=60.0)
+    for r in (every, none, some):
+        assert r.failure is None and not r.races
+        assert traces(r, b.ncomp) == traces(golden, b.ncomp)
+    assert every.stats["parallel_batches"] > 0 and every.stats["small_batches"] == 0
+    assert none.stats["parallel_batches"] == 0 and none.stats["small_batches"] > 0
+    # 0.05 us of work per member saves 25 ns of it on the other thread: less than 60 ns per member.
+    assert some.stats["parallel_batches"] == 0
+
+
+def test_tick_barrier_threshold_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="min_batch_ns"):
+        tn.run(Builder(1).build(), "tick-barrier", 2, min_batch_ns=-1.0)
+
+
+@pytest.mark.parametrize("strategy", ["sequential", "tick-barrier", "conservative", "split"])
+def test_the_dag_in_run_order_replays_the_same(strategy: str) -> None:
+    # occ_seq only lays the DAG out (any order of the occurrences must replay the same events).
+    b = synthetic(seed=11, granularity=50, end_tick=3000)
+    n = sum(len(per_obj) for per_obj in b.occs)
+    shuffled = list(range(n))
+    random.Random(3).shuffle(shuffled)
+    order = "canonical" if strategy == "conservative" else "gem5"
+    kw: dict[str, object] = {"order": order, "trace": True}
+    if strategy == "conservative":
+        kw.update(lookahead=100, lp_of=[c % 2 for c in range(b.ncomp)])
+    elif strategy == "tick-barrier":
+        kw["lock_key"] = "component"
+    workers = 1 if strategy == "split" else 2
+    plain = tn.run(b.build(end_tick=3000), strategy, workers, **kw)
+    laid = tn.run(b.build(end_tick=3000, occ_seq=shuffled), strategy, workers, **kw)
+    assert plain.failure is None and laid.failure is None
+    assert traces(laid, b.ncomp) == traces(plain, b.ncomp) and laid.events == plain.events
+
+
+def test_occ_seq_needs_one_entry_per_occurrence() -> None:
+    b = synthetic(seed=12)
+    with pytest.raises(ValueError, match="occ_seq"):
+        b.build(occ_seq=[0, 1])

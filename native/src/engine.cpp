@@ -53,18 +53,17 @@ void spin_us(double us) {
 }
 
 namespace {
-Result run_once(const Dag& dag, const Options& opt) {
-  Run r(dag, opt);
+Result run_once(const Dag& dag, const Options& opt, Run& r, Crew& crew) {
   Result res;
   const std::string& s = opt.strategy;
   if (s == "sequential") {
     run_sequential(r, res);
   } else if (s == "split") {
-    run_split(r, res);
+    run_split(r, res, crew);
   } else if (s == "tick-barrier") {
-    run_tick_barrier(r, res);
+    run_tick_barrier(r, res, crew);
   } else if (s == "conservative" || s == "quantum") {
-    run_partitioned(r, res);
+    run_partitioned(r, res, crew);
   } else {
     r.crash("unknown strategy " + s);
   }
@@ -113,13 +112,17 @@ int32_t first_difference(const Result& a, const Result& b) {
 // component where they part (nondeterminism is a race's signature; compare() calls it one).  A replay that
 // failed is not repeated.  loop_s becomes the mean loop per replay.
 Result run(const Dag& dag, const Options& opt) {
-  Result first = run_once(dag, opt);
+  // One crew for every replay: its pins are set (and the caller's restored) once per call, not per replay.
+  Crew crew(opt.strategy == "sequential" ? 1 : std::max(1, opt.workers));
+  Run r(dag, opt);
+  Result first = run_once(dag, opt, r, crew);
   int want = std::max(1, opt.replays);
   if (want == 1) return first;
   double loop_total = stat_of(first, "loop_s");
   int done = 1;
   for (; done < want && !first.failure.set; ++done) {
-    Result again = run_once(dag, opt);
+    r.reset();
+    Result again = run_once(dag, opt, r, crew);
     loop_total += stat_of(again, "loop_s");
     if (again.failure.set) {  // this replay failed where the first did not: its failure is the verdict
       first = std::move(again);

@@ -197,7 +197,7 @@ void lp_thread(LPRun& R, int me) {
   }
 }
 
-void run_partitioned(Run& r, Result& res) {
+void run_partitioned(Run& r, Result& res, Crew& crew) {
   const Dag& d = r.d;
   int P = std::max(1, r.o.workers);
   if (int(r.o.lp_of.size()) != d.ncomp) {
@@ -229,12 +229,12 @@ void run_partitioned(Run& r, Result& res) {
     int64_t w = op.mode == CLOCK ? op.value : op.value;
     if (!r.apply_now(L.q, op, w, 0)) return;
   }
-  Crew crew(P);
   crew.start([&R](int p) { lp_thread(R, p); });
   lp_thread(R, 0);
   crew.finish_self();
   res.stats.push_back({"loop_s", crew.join()});
   res.stats.push_back({"spawn_s", crew.spawn_s()});
+  res.stats.push_back({"threads_created", double(crew.threads_created())});
   res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   int64_t windows = 0, rounds = 0, messages = 0, late = 0, lt = 0, lm = 0, dropped = 0;
   std::vector<double> served, idle;

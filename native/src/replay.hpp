@@ -58,6 +58,33 @@ struct Run {
     if (d.end_tick != NO_END) end_key = pack_key(d.end_tick, SIM_EXIT_PRI);
   }
 
+  // Back to the state before the first event, for the next replay of the same call (no allocation: the
+  // objects' and components' memory is the last replay's).
+  void reset() {
+    for (int32_t i = 0; i < d.nobj(); ++i) {
+      ObjState& s = objs[size_t(i)];
+      s.stamp = 0;
+      s.when = 0;
+      s.ndups = 0;
+      s.occ_cur = d.obj_first[size_t(i)];
+    }
+    for (int32_t c = 0; c < d.ncomp; ++c) {
+      CompOut& out = comps[c];
+      out.count = 0;
+      out.digest = 0;
+      out.last_when = 0;
+      out.trace.clear();
+    }
+    stop.store(false, std::memory_order_relaxed);
+    dups.clear();
+    failure = Failure();
+    violations.clear();
+    violations_total = 0;
+    races.clear();
+    races_total = 0;
+    executed = 0;
+  }
+
   // -- recording -----------------------------------------------------------------------
   inline void record(int32_t comp, int64_t when, int prio, int32_t name) {
     CompOut& c = comps[comp];

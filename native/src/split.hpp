@@ -152,7 +152,7 @@ void split_worker(Run& r, SplitShared& S, int w) {
   }
 }
 
-void run_split(Run& r, Result& res) {
+void run_split(Run& r, Result& res, Crew& crew) {
   SplitShared S;
   int n = std::max(1, r.o.workers);
   S.occupant.reset(new std::atomic<int32_t>[size_t(r.d.ncomp)]);
@@ -163,12 +163,12 @@ void run_split(Run& r, Result& res) {
   S.stale_now.assign(size_t(n), 0);
   S.idle_s.assign(size_t(n), 0.0);
   if (!r.init_ops(S.q)) return;
-  Crew crew(n);
   crew.start([&r, &S](int w) { split_worker(r, S, w); });
   split_worker(r, S, 0);
   crew.finish_self();
   res.stats.push_back({"loop_s", crew.join()});
   res.stats.push_back({"spawn_s", crew.spawn_s()});
+  res.stats.push_back({"threads_created", double(crew.threads_created())});
   res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   int64_t pops = 0, waits = 0, stale = 0, execd = 0;
   std::vector<double> vp, ve, vw;

@@ -165,7 +165,8 @@ class Pool {
   alignas(64) std::atomic<int> done_{0};
 };
 
-// Threads for one replay: worker 0 is the caller, workers 1..n-1 are the pool's (Pool).  Starting them
+// Threads for one call's replays: worker 0 is the caller, workers 1..n-1 are the pool's (Pool); each replay
+// starts them (start) and waits for them (join), and the pins are set once for all the call's replays.  Starting them
 // is set-up, not event processing: as in the Python engine's LPs (``loop_s`` from READY), every thread
 // checks in at a start barrier before the clock starts, and the loop ends when the last thread leaves it.
 // ``spawn_s`` reports the start (thread creation, or a sleeping pool thread's wake-up) on its own.
@@ -210,6 +211,7 @@ class Crew {
   void start(F body) {
     auto s0 = Clock::now();
     started_ = true;
+    joined_ = false;
     job_ = [this, body](int w) {
       pin(w);
       gate_.wait();
@@ -234,7 +236,6 @@ class Crew {
     if (pool_ != nullptr) pool_->wait_done();
     for (auto& t : threads_) t.join();
     threads_.clear();
-    restore();
     Clock::time_point last = ends_[0];
     for (auto& e : ends_) last = std::max(last, e);
     return std::chrono::duration<double>(last - t0_).count();

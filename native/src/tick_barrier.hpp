@@ -605,7 +605,7 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
   return failed;
 }
 
-void run_tick_barrier(Run& r, Result& res) {
+void run_tick_barrier(Run& r, Result& res, Crew& crew) {
   int workers = std::max(1, r.o.workers);
   TB tb(r, workers);
   Queue& q = tb.q;
@@ -617,7 +617,6 @@ void run_tick_barrier(Run& r, Result& res) {
   for (int32_t i = 0; i < d.ncomp; ++i) tb.owner[i].store(0);  // batch 0: none (batches count from 1)
   if (!r.init_ops(q)) return;
   // The helpers idle in their pool between batches; the clock starts once all of them run.
-  Crew crew(workers);
   if (workers > 1) crew.start([&tb](int w) { tb.helper(w); });
   auto t0 = Clock::now();
   double loop_s = 0;
@@ -670,6 +669,7 @@ void run_tick_barrier(Run& r, Result& res) {
     crew.finish_self();
     crew.join();
     res.stats.push_back({"spawn_s", crew.spawn_s()});
+    res.stats.push_back({"threads_created", double(crew.threads_created())});
     res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   }
   res.stats.push_back({"loop_s", loop_s});
