@@ -13,7 +13,8 @@ if TYPE_CHECKING:  # conftest imports this module: nothing here may need pandas 
 #: deterministic figures, and no measurement per test.
 CXX_CALIBRATION = {
     "format": "tickpar.calibration/1", "mutex_ns": 20.0, "barrier_ns": 500.0, "message_ns": 150.0, "event_ns": 80.0,
-    "tb_batch_ns": 5000.0, "pingpong_ns": 100.0, "heap_ns": 40.0, "machine": {"cpu": "test fixture", "cores": 2},
+    "tb_batch_ns": 5000.0, "tb_event_ns": 50.0, "pingpong_ns": 100.0, "heap_ns": 40.0,
+    "machine": {"cpu": "test fixture", "cores": 2},
     "date": "2026-01-01T00:00:00+0000",
 }  # fmt: skip
 #: A calibration record as `calibrate` writes it, with round figures (no measuring in tests).

@@ -129,7 +129,7 @@ def test_the_answer_page_comes_first_and_diagnostics_last(tmp_path: Path, monkey
     assert report.PDF_PAGES[0] == "answer" and report.PDF_PAGES[-1] == "appendix"
     df = _summary()
     df.loc[df.index[1], ["n_retimed", "retime_reasons"]] = (1, "round 0: CPU available 0.63 before it (< 0.90)")
-    df.loc[df.index[3], "loop_speedup"] = 2.5  # above its bound of 2.0: a defect
+    df.loc[df.index[3], ["loop_speedup", "loop_speedup_lo"]] = [2.5, 2.3]  # above its bound of 2.0: a defect
     summary, prediction = tmp_path / "summary.csv", tmp_path / "prediction.csv"
     df.to_csv(summary, index=False)
     _prediction().to_csv(prediction, index=False)

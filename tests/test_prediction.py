@@ -49,6 +49,7 @@ def test_presets_carry_their_costs_and_cxx_names_its_calibration_file() -> None:
     cxx = preset("cxx", "threads", "gil-release")
     assert cxx.event_s == pytest.approx(80e-9) and not cxx.gil
     assert cxx.tb_batch_s == pytest.approx(5e-6)  # tick-barrier's measured batch cost, in place of the barrier
+    assert cxx.tb_event_s == pytest.approx(50e-9)  # ... and its measured cost per event of a parallel batch
     assert cxx.overheads.sync(64) == pytest.approx(6 * 500e-9)
     here = preset("here", "threads", "gil-release", CALIBRATION)
     assert here.gil and here.event_s is None

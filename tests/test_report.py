@@ -177,9 +177,11 @@ def test_a_measured_speedup_above_its_bound_is_a_listed_defect() -> None:
     assert bound_defects(df).empty
     assert "No counted cell's measured speedup is above its bound" in (bound_defects_finding(df) or "")
     one = df.index[(df["label"] == "tick-barrier/component") & (df["workers"] == 1)][0]
-    df.loc[one, "speedup"] = 1.2  # 1 worker: the bound is 1
+    df.loc[one, ["speedup", "speedup_lo"]] = [1.2, 1.1]  # 1 worker: the bound is 1
     two = df.index[(df["label"] == "conservative/w") & (df["workers"] == 2)][0]
-    df.loc[two, "loop_speedup"] = 1.9  # the bound is 1.8
+    df.loc[two, ["loop_speedup", "loop_speedup_lo", "loop_speedup_hi"]] = [1.9, 1.78, 2.0]  # the bound is 1.8
+    assert list(bound_defects(df)["label"]) == ["tick-barrier/component"]  # an interval that reaches it: noise
+    df.loc[two, "loop_speedup_lo"] = 1.85
     bad = bound_defects(df)
     assert list(bad["label"]) == ["tick-barrier/component", "conservative/w"]
     assert bad["achieved"].tolist() == pytest.approx([1.2, 1.9])

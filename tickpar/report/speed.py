@@ -25,6 +25,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
+from tickpar.perf.tables import BOUND_TOLERANCE
 from tickpar.plugins import BASELINE
 
 __all__ = [
@@ -337,20 +338,28 @@ def fig_breakeven(df: pd.DataFrame, palette: dict[str, object], param: str = "wo
 
 
 def bound_defects(df: pd.DataFrame) -> pd.DataFrame:
-    """Counted cells whose measured speedup (``loop_speedup``, else ``speedup``) is above ``bound_speedup``.
+    """Counted cells whose measured speedup (``loop_speedup``, else ``speedup``) is above ``bound_speedup``,
+    its whole 95% interval included (the lower end above the bound; without an interval, the point).
 
     The bound is the zero-overhead limit under the strategy's own assignment, so such a cell is a
-    defect (of the bound or of the measurement), never noise: columns ``where``, ``label``, ``workers``,
-    ``seed``, ``achieved``, ``bound``, ordered by how far above.
+    defect (of the bound or of the measurement); a point above whose interval reaches the bound is the
+    measurement's noise (a 1-worker cell against its bound of exactly 1), judged as the prediction table's
+    ``above_bound`` is (:data:`tickpar.perf.tables.BOUND_TOLERANCE`).  Columns ``where``, ``label``,
+    ``workers``, ``seed``, ``achieved`` (the point), ``bound``, ordered by how far above.
     """
     cols = ["where", "label", "workers", "seed", "achieved", "bound"]
     c = counted(df)
     if c.empty or "bound_speedup" not in c.columns:
         return pd.DataFrame(columns=cols)
-    loop = c["loop_speedup"] if "loop_speedup" in c.columns else pd.Series(math.nan, index=c.index)
-    achieved = loop.where(loop.notna(), c["speedup"])
+    def column(name: str) -> pd.Series:
+        return c[name] if name in c.columns else pd.Series(math.nan, index=c.index)
+
+    loop = column("loop_speedup")
+    achieved = loop.where(loop.notna(), column("speedup"))
+    low = column("loop_speedup_lo").where(loop.notna(), column("speedup_lo"))
+    low = low.where(low.notna(), achieved)
     bound = c["bound_speedup"]
-    above = bound.notna() & (achieved > bound * (1 + 1e-9))
+    above = bound.notna() & (low > bound * (1 + BOUND_TOLERANCE))
     out = c.loc[above, ["where", "label", "workers", "seed"]].assign(achieved=achieved[above], bound=bound[above])
     out = out.assign(_over=out["achieved"] / out["bound"]).sort_values("_over", ascending=False)
     return out[cols].reset_index(drop=True)
