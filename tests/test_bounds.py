@@ -170,6 +170,21 @@ def test_tick_barrier_bound_is_below_any_schedule_and_lpt_predicts_above_it() ->
     assert bound[2][0] == pytest.approx(6.0) and lpt[2][0] == pytest.approx(7.0)
 
 
+def test_tick_barrier_keeps_a_batch_serial_below_the_native_hand_off() -> None:
+    """The native engine's threshold: a batch whose plain cost x (1 - 1/P) is below per batch + per event x
+    popped runs the plain loop (no barrier); at or above it, in parallel as before."""
+    sizes = [3.0, 3.0, 2.0, 2.0, 2.0]  # one batch of 5 events, 12 s of plain cost: 6 s saved at P = 2
+    dag = _dag([(c, 1, w, None) for c, w in enumerate(sizes)], len(sizes))
+    cost = dag.events["cost_s"].to_numpy()
+    costs = Overheads("sync", 0.0, 0.5)
+    plain = tick_barrier_time(dag, cost, (1, 2), costs, optimistic=False)
+    assert tick_barrier_time(dag, cost, (1, 2), costs, optimistic=False, handoff=(0.0, 0.0)) == plain
+    assert tick_barrier_time(dag, cost, (2,), costs, optimistic=False, handoff=(1.0, 1.0))[2] == plain[2]  # 6 >= 6
+    kept = tick_barrier_time(dag, cost, (2,), costs, optimistic=False, handoff=(1.5, 1.0))[2]  # 6 < 6.5
+    assert kept == (pytest.approx(12.0), 0)
+    assert plain[2][1] == 1 and plain[2][0] == pytest.approx(7.0 + 0.5)
+
+
 def test_tick_barrier_batches_split_by_priority() -> None:
     """Same tick, different priority: separate batches, even for independent components."""
     dag = _dag([(0, 4, 1.0, None), (1, 4, 1.0, None)], 2, priorities=[0, 50])

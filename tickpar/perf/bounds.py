@@ -298,6 +298,7 @@ def tick_barrier_time(
     costs: Overheads,
     min_parallel: int = 2,
     optimistic: bool = True,
+    handoff: tuple[float, float] | None = None,
 ) -> dict[int, tuple[float, int]]:
     """``{P: (time, barriers)}`` of the tick-barrier strategy on ``dag`` (costs ``cost`` incl. ``o_event``).
 
@@ -308,6 +309,9 @@ def tick_barrier_time(
     ``max(largest group, batch work / P)``, below any schedule's (an upper
     bound on speedup); else LPT list scheduling on the best ``P' <= P``
     workers (a prediction: a shared counter hands out groups greedily).
+    ``handoff`` ``(per batch, per popped event)`` seconds: the native engine's threshold, under which a
+    batch whose plain-loop cost times ``1 - 1/P`` is below ``per batch + per event x popped`` runs the plain
+    loop too (``tickpar_native.run``'s ``min_batch_ns``, ``batch_event_ns``).
     """
     ps = sorted({int(p) for p in workers})
     out = {p: (0.0, 0) for p in ps}
@@ -325,20 +329,24 @@ def tick_barrier_time(
     work = np.bincount(batch, weights=cost, minlength=nb)
     serial = np.bincount(batch, weights=base, minlength=nb)
     pops = np.bincount(batch, weights=popped.astype(np.float64), minlength=nb)
-    parallel = (np.bincount(key_batch, minlength=nb) > 1) & (pops >= min_parallel)
-    serial_total = float(serial.sum() - serial[parallel].sum())
-    lpt: dict[int, float] = {}
+    formed = (np.bincount(key_batch, minlength=nb) > 1) & (pops >= min_parallel)
+    jobs: list[list[float]] = [[] for _ in range(nb)]
     if not optimistic:
-        jobs: list[list[float]] = [[] for _ in range(nb)]
         for b, v in zip(key_batch.tolist(), sums.tolist(), strict=True):
             jobs[b].append(v)
-        lpt = batched_makespans([jobs[i] for i in np.flatnonzero(parallel)], ps)
-    barriers = int(parallel.sum())
     for p in ps:
         if p == 1:
             out[p] = (float(serial.sum()), 0)
             continue
-        span = float(np.maximum(largest[parallel], work[parallel] / p).sum()) if optimistic else lpt[p]
+        parallel = formed
+        if handoff is not None:
+            parallel = formed & (serial * (1.0 - 1.0 / p) >= handoff[0] + handoff[1] * pops)
+        serial_total = float(serial.sum() - serial[parallel].sum())
+        if optimistic:
+            span = float(np.maximum(largest[parallel], work[parallel] / p).sum())
+        else:
+            span = batched_makespans([jobs[i] for i in np.flatnonzero(parallel)], [p])[p]
+        barriers = int(parallel.sum())
         out[p] = (serial_total + span + barriers * costs.sync(p), barriers)
     return out
 

@@ -150,7 +150,9 @@ def strategy_time(
         tb_over = over if batch is None else replace(over, o_sync=lambda p: batch + over.sync(p) - over.sync(2))
         mine = beside + costs.tb_event_s
         tb_floor = gil_floor + costs.tb_event_s * len(dag) if costs.gil else 0.0
-        for p, (span, barriers) in tick_barrier_time(priced, mine, ps, tb_over, min_parallel, False).items():
+        # The native engine (the cxx preset) keeps a batch serial where handing it out costs more than it saves.
+        handoff = (batch, costs.tb_event_s) if costs.name == "cxx" and batch is not None else None
+        for p, (span, barriers) in tick_barrier_time(priced, mine, ps, tb_over, min_parallel, False, handoff).items():
             out[p] = span if p == 1 else max(span, tb_floor + barriers * tb_over.sync(p))
         return t1, out
     if strategy == "conservative":
