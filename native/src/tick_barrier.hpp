@@ -58,23 +58,30 @@ struct WorkerOut {
   std::vector<Child> children;  // the running group's zero-delay children (a heap; one group at a time)
 };
 
-// A group's run: its slices of its worker's buffers (WorkerOut) and its outcome.
-struct Group {
-  int32_t gid = 0;  // the batch's group index (the owner[] mark)
+// A group's run: its slices of its worker's buffers (WorkerOut) and its outcome.  What the commit reads of
+// it is its first line, the rest stays with its worker (`trouble` says when the commit must look further).
+struct alignas(64) Group {
+  int32_t gid = 0;       // the batch's group index (the owner[] mark)
+  bool trouble = false;  // error.set or viols: the commit's slow path
   int64_t exec_begin = 0, exec_end = 0, ops_end = 0;
-  int64_t nchild = 0, local_children = 0, late_children = 0;
-  const Entry* members = nullptr;
-  const Entry* members_end = nullptr;
+  int64_t nchild = 0;
   std::vector<PendOp>& ops;
   std::vector<Exec>& execs;
+  // -- the worker's own from here
   std::vector<Child>& children;
+  int64_t& local_children;  // its worker's counts (WorkerGroups)
+  int64_t& late_children;
+  const Entry* members = nullptr;
+  const Entry* members_end = nullptr;
   uint64_t* pids = nullptr;  // its worker's pid counter
   uint64_t pid_base = 0;     // its worker's bits of the pid
   std::vector<std::pair<int64_t, Violation>> viols;  // (exec index, violation)
   Failure error;
-  explicit Group(WorkerOut& out) : ops(out.ops), execs(out.execs), children(out.children) {}
+  Group(WorkerOut& out, int64_t& local, int64_t& late)
+      : ops(out.ops), execs(out.execs), children(out.children), local_children(local), late_children(late) {}
   void reset(int32_t id, const Entry* begin, const Entry* end) {
     gid = id;
+    trouble = false;
     members = begin;
     members_end = end;
     children.clear();
@@ -82,7 +89,7 @@ struct Group {
     ops_end = int64_t(ops.size());
     if (!viols.empty()) viols.clear();
     if (error.set) error = Failure();
-    nchild = local_children = late_children = 0;
+    nchild = 0;
   }
 };
 
@@ -92,13 +99,14 @@ struct alignas(64) WorkerGroups {
   std::vector<Group> pool;
   size_t used = 0;
   uint64_t pids = 0;  // pending-op ids: unique over the run (with the worker's number in the top bits)
+  int64_t local_children = 0, late_children = 0;  // over the run, its groups' counts
   void begin_batch() {
     used = 0;
     out.ops.clear();
     out.execs.clear();
   }
   Group& take() {
-    if (pool.size() <= used) pool.emplace_back(out);
+    if (pool.size() <= used) pool.emplace_back(out, local_children, late_children);
     return pool[used++];
   }
 };
@@ -373,6 +381,7 @@ void TB::run_group(Group& g) {
   run_events(g);
   g.exec_end = int64_t(g.execs.size());
   g.ops_end = int64_t(g.ops.size());
+  g.trouble = g.error.set || !g.viols.empty();
   // Which of the group's insertions are still live: no other group may move them (own(); a message moved
   // by anyone sets `unsure` and the commit looks for itself), so this is the commit's answer too.
   for (int64_t i = ops_begin; i < g.ops_end; ++i) {
@@ -422,8 +431,8 @@ void TB::run_events(Group& g) {
 
 // What run_tick_barrier counts (its stats).
 struct TBCounts {
-  int64_t parallel_batches = 0, serial_runs = 0, ngroups_total = 0, parallel_events = 0, local_children = 0,
-          late_children = 0, replayed = 0, small_batches = 0;
+  int64_t parallel_batches = 0, serial_runs = 0, ngroups_total = 0, parallel_events = 0, replayed = 0,
+          small_batches = 0;
 };
 
 // Group the popped bin `members` by lock key into tb's plan (tb.ngroups groups); a bin smaller than
@@ -499,14 +508,10 @@ inline bool tb_serial(Run& r, Queue& q, const std::vector<Entry>& members, int64
 }
 
 // Post the batch to the workers, work on it here too, wait for them (the barrier).
-inline void tb_run_batch(TB& tb, TBCounts& n) {
+inline void tb_run_batch(TB& tb) {
   tb.post();
   tb.work(0);
   tb.wait_workers();
-  tb.each_ran([&](Group& g) {
-    n.local_children += g.local_children;
-    n.late_children += g.late_children;
-  });
 }
 
 // Commit in the order the sequential run would have made the insertions: the global queue would always serve
@@ -568,7 +573,7 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
   size_t gsi = 0, j = 0;
   while (next_exec(gsi, j)) {
     Group& g = *gs[gsi];
-    if (g.error.set && int64_t(j) + 1 == g.exec_end) {
+    if (g.trouble && g.error.set && int64_t(j) + 1 == g.exec_end) {
       r.set_failure(g.error);  // the sequential run stops inside this event
       failed = true;
       break;
@@ -590,12 +595,13 @@ inline bool tb_commit(TB& tb, Run& r, Queue& q, TBCounts& n) {
       q.heap.push(Entry{op.key, tie, op.pid, op.obj});
       n.replayed++;
     }
-    for (auto& gv : g.viols)
-      if (gv.first == int64_t(j)) r.add_violation(gv.second);
+    if (g.trouble)
+      for (auto& gv : g.viols)
+        if (gv.first == int64_t(j)) r.add_violation(gv.second);
   }
   if (!failed) {
     for (Group* g : gs)
-      if (g->error.set) {
+      if (g->trouble && g->error.set) {
         r.set_failure(g->error);
         failed = true;
         break;
@@ -661,7 +667,7 @@ void run_tick_barrier(Run& r, Result& res, Crew& crew) {
       tb.kbatch = K;
       tb.tick = key_when(K);
       q.cur_tick = tb.tick;
-      tb_run_batch(tb, n);
+      tb_run_batch(tb);
       if (tb_commit(tb, r, q, n)) break;
     }
     loop_s = seconds_since(t0);  // the last batch committed: the helpers only idle from here
@@ -680,8 +686,13 @@ void run_tick_barrier(Run& r, Result& res, Crew& crew) {
   res.stats.push_back({"barriers", double(n.parallel_batches)});
   res.stats.push_back({"groups", double(n.ngroups_total)});
   res.stats.push_back({"parallel_events", double(n.parallel_events)});
-  res.stats.push_back({"local_children", double(n.local_children)});
-  res.stats.push_back({"late_children", double(n.late_children)});
+  int64_t local_children = 0, late_children = 0;
+  for (int w = 0; w < workers; ++w) {
+    local_children += tb.ran[size_t(w)].local_children;
+    late_children += tb.ran[size_t(w)].late_children;
+  }
+  res.stats.push_back({"local_children", double(local_children)});
+  res.stats.push_back({"late_children", double(late_children)});
   res.stats.push_back({"replayed_ops", double(n.replayed)});
   res.cur_tick = q.cur_tick;
 }
