@@ -459,11 +459,12 @@ def _fit_two(points: list[tuple[float, float, float]]) -> tuple[float, float]:
 
 @lru_cache(maxsize=1)
 def tick_barrier_handoff() -> tuple[float, float]:
-    """``(min_batch_ns, batch_event_ns)`` for this process's tick-barrier cells: a short
-    :func:`tick_barrier_batch_ns` (three populations), measured once per process.  A bin runs in parallel only
-    where its work saves more than that (``tickpar_native.run``); the engine's own figure, not a file's,
-    so a standalone run and the sweep's decide alike."""
-    fit = tick_barrier_batch_ns(repeats=3, replays=5, populations=(1, 4, 8))
+    """``(min_batch_ns, batch_event_ns)`` for this process's tick-barrier cells: :func:`tick_barrier_batch_ns` on
+    four populations, measured once per process (about 0.2 s, most of it recording the DAGs).  A bin runs in
+    parallel only where its work saves more than that (``tickpar_native.run``); the engine's own figure, not
+    a file's, so a standalone run and the sweep's decide alike.  Fewer replays let the intercept swing from
+    200 to 900 ns between processes on the 2-core machine (docs/measurements/2026-12-06-native-gem5-costs.md)."""
+    fit = tick_barrier_batch_ns(repeats=5, replays=10, populations=(1, 2, 4, 8))
     return fit["tb_batch_ns"], fit["tb_event_ns"]
 
 
