@@ -81,7 +81,8 @@ static tp::Dag make_dag(int32_t ncomp, const Arr<int32_t>& obj_comp, const Arr<i
     if (c < 0 || c >= ncomp) throw std::invalid_argument("touch_comp out of range");
   d.end_tick = end_tick;
   if (occ_seq.shape(0) != 0 && occ_seq.shape(0) != nocc)
-    throw std::invalid_argument("occ_seq must be empty or have one entry per occurrence");
+    throw std::invalid_argument("occ_seq has " + std::to_string(occ_seq.shape(0)) + " entries for " +
+                                std::to_string(nocc) + " occurrences: give one per occurrence, or none");
   std::vector<int64_t> seq = vec(occ_seq);
   tp::link_occurrences(d, seq.empty() ? nullptr : &seq);
   return d;
@@ -115,9 +116,12 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
   if (lock_key != "name" && lock_key != "component") throw std::invalid_argument("lock_key must be name or component");
   o.lock_by_name = lock_key == "name";
   o.min_parallel = min_parallel;
-  if (!(min_batch_ns >= 0)) throw std::invalid_argument("min_batch_ns must be >= 0");
+  if (!(min_batch_ns >= 0))
+    throw std::invalid_argument("min_batch_ns=" + std::to_string(min_batch_ns) + " is not allowed: it must be >= 0");
   o.min_batch_ns = min_batch_ns;
-  if (!(batch_event_ns >= 0)) throw std::invalid_argument("batch_event_ns must be >= 0");
+  if (!(batch_event_ns >= 0))
+    throw std::invalid_argument("batch_event_ns=" + std::to_string(batch_event_ns) +
+                                " is not allowed: it must be >= 0");
   o.batch_event_ns = batch_event_ns;
   o.lp_of = lp_of;
   o.lookahead = lookahead;
@@ -128,7 +132,8 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
   o.stall_s = stall_s;
   o.spin_per_us = spin_per_us;
   if (workers < 1) throw std::invalid_argument("workers must be >= 1");
-  if (replays < 1) throw std::invalid_argument("replays must be >= 1");
+  if (replays < 1)
+    throw std::invalid_argument("replays=" + std::to_string(replays) + " is not allowed: it must be >= 1");
   o.replays = replays;
   tp::Result r;
   {
