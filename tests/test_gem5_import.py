@@ -49,14 +49,17 @@ def ops(trace) -> list[tuple[int, int, str, int, int]]:
         ("board.cache_hierarchy.membus.cpu_side_port[0]-RespPacketQueue.wrapped_function_event",
          "board.cache_hierarchy.membus"),
         ("system.cpu.wrapped_event", "system.cpu"),
-        ("AtomicSimpleCPU tick.wrapped_function_event", "AtomicSimpleCPU"),
-        ("O3CPU tick", "O3CPU"),
+        ("AtomicSimpleCPU tick.wrapped_function_event", "AtomicSimpleCPU tick#7"),
+        ("O3CPU tick", "O3CPU tick#7"),
+        ("Consumer Event.wrapped_function_event", "Consumer Event#7"),
         ("Event_57", "Event_57"),
         ("system.cpu0.tickEvent", "system.cpu0"),
+        ("0.wrapped_function_event", "0"),
     ],
 )  # fmt: skip
 def test_component_rules(name: str, component: str) -> None:
-    assert component_of(name) == component
+    """A name that does not say its SimObject (a literal with a space, Event_N) is a component per object."""
+    assert component_of(name, "7") == component
 
 
 def test_mapping_file_overrides_the_rules(tmp_path: Path) -> None:
@@ -237,3 +240,93 @@ def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
         import_trace(write(tmp_path, "0x10,a.e,0,5\n"), "gem5")
     with pytest.raises(TraceError, match="no such trace file"):
         import_trace(tmp_path / "missing.txt")
+
+
+# -- what real stock traces hold ------------------------------------------------------------------------
+EXIT_TAIL = (
+    "     20: a.e: generic 1 executed @ 20\n"
+    "     20: Event_94: generic 94 scheduled @ 20\n"  # another exit event, never reached
+    "     20: b.e: generic 2 executed @ 20\n"
+    "     20: Event_95: generic 95 scheduled @ 20\n"
+    "     20: Event_95: generic 95 executed @ 20\n"
+)
+
+
+def test_gem5s_exit_event_is_named_and_left_out_and_its_tick_is_replayed(tmp_path: Path) -> None:
+    text = (
+        "      0: a.e: generic 1 scheduled @ 20\n"
+        "      0: b.e: generic 2 scheduled @ 20\n"
+        "      0: Event_93: generic 93 scheduled @ 0\n"
+        "      0: Event_93: generic 93 rescheduled @ 18446744073709551615\n"  # simulate()'s limit event
+        + EXIT_TAIL
+    )
+    trace = import_trace(write(tmp_path, text))
+    assert trace.exit_events == [("Event_95", 20)]
+    assert trace.rules["exit_event"] == 1 and trace.rules["exit_unreached"] == 1
+    assert trace.end_tick == 20 and trace.rules["last_tick"] == 0
+    # every executed line but the exit event's: the events gem5 ran at its tick are replayed
+    assert served(trace) == [(20, "b.e"), (20, "a.e")] or served(trace) == [(20, "a.e"), (20, "b.e")]
+    assert trace.events == 2
+    assert all(trace.names[trace.inst_name[inst]] not in ("Event_94", "Event_95") for inst in trace.op_inst)
+
+
+def test_a_last_event_with_a_name_of_its_own_is_not_an_exit_event(tmp_path: Path) -> None:
+    text = "      0: a.e: generic 1 scheduled @ 20\n     20: a.e: generic 1 executed @ 20\n"
+    trace = import_trace(write(tmp_path, text))
+    assert trace.exit_events == [] and trace.events == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("      0: a.e: generic 1 scheduled @ 5\n      5: a.e: generic 1 executed @ 5\n"
+         "      5: b.e: generic 2 scheduled @ 3\n",
+         r"trace.txt:3: b.e scheduled @ 3 at tick 5: a schedule into the past \(gem5 asserts when >= curTick\)"),
+        ("0x10,a.e,0,5\n0x10,a.e,0x20,b.e,5,4\n",
+         r"trace.txt:2: b.e inserted @ 4 at tick 5: a schedule into the past"),
+    ],
+)  # fmt: skip
+def test_a_schedule_into_the_past_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(TraceError, match=message):
+        import_trace(write(tmp_path, text))
+
+
+RUBY = (
+    "      0: Consumer Event.wrapped_function_event: EventFunctionWrapped 328 scheduled @ 500\n"
+    "      0: Consumer Event.wrapped_function_event: EventFunctionWrapped 329 scheduled @ 500\n"
+    "      0: system.ruby.network.routers01.wrapped_function_event: EventFunctionWrapped 7 scheduled @ 500\n"
+    "    500: Consumer Event.wrapped_function_event: EventFunctionWrapped 329 executed @ 500\n"
+    "    500: Consumer Event.wrapped_function_event: EventFunctionWrapped 328 executed @ 500\n"
+    "    500: system.ruby.network.routers01.wrapped_function_event: EventFunctionWrapped 7 executed @ 500\n"
+)
+
+
+def test_an_event_without_its_simobject_is_a_component_per_object(tmp_path: Path) -> None:
+    trace = import_trace(write(tmp_path, RUBY))
+    assert sorted(trace.components) == ["Consumer Event#328", "Consumer Event#329", "system.ruby.network.routers01"]
+    assert "Consumer Event.wrapped_function_event#328" in trace.names
+    assert trace.component_rules == {"object": 2, "simobject": 1}
+
+
+def test_a_mapping_file_may_map_instance_numbers(tmp_path: Path) -> None:
+    mapping = write(tmp_path, "^Consumer Event.*#32[89]$ -> system.ruby.network.routers01\n", "map.txt")
+    trace = import_trace(write(tmp_path, RUBY), components=mapping)
+    assert trace.components == ["system.ruby.network.routers01"]
+    assert trace.component_rules == {"mapping": 2, "simobject": 1}
+
+
+def test_an_occurrence_that_moves_an_object_run_earlier_in_its_tick_gets_a_later_level(tmp_path: Path) -> None:
+    # b.e was scheduled first, a.e last: gem5's LIFO runs a.e, then b.e at one level; b.e then schedules
+    # a.e again.  Canonical order (by source) may run b.e first, where a.e is still pending: the importer
+    # gives b.e a level of its own, so every order mode replays it.
+    text = (
+        "      0: b.e: generic 2 scheduled @ 10\n"
+        "      0: a.e: generic 1 scheduled @ 10\n"
+        "     10: a.e: generic 1 executed @ 10\n"
+        "     10: b.e: generic 2 executed @ 10\n"
+        "     10: a.e: generic 1 scheduled @ 20\n"
+        "     20: a.e: generic 1 executed @ 20\n"
+    )
+    trace = import_trace(write(tmp_path, text))
+    levels = [trace.inst_level[trace.occ_inst[k]] for k in trace.served()]
+    assert levels[0] < levels[1]

@@ -29,7 +29,10 @@ _gem5 = pytest.importorskip("tickpar_native._gem5", reason="the native gem5 impo
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "gem5-traces"
-SHARED_TRACES = sorted(SHARED.glob("*.txt")) if SHARED.is_dir() else []
+SHARED_TRACES = sorted(SHARED.glob("*.insert-log.txt")) if SHARED.is_dir() else []
+#: gem5's own multi-core runs (stock Event traces); the fast suite compares the smaller ones
+SHARED_STOCK = sorted(SHARED.glob("*.events.txt.gz")) if SHARED.is_dir() else []
+LARGE_STOCK = ("tg-random-16core", "tg-random-32core", "tg-random-64core", "garnet-mesh-64node")
 python_import = importer_mod.import_trace
 
 
@@ -67,10 +70,11 @@ def compare(
     rules = ComponentRules(load_mapping(components) if components else ())
 
     def native() -> importer_mod.ImportedTrace:
-        trace = importer_mod.import_native(path, fmt, rules, int(events), required=True)
+        trace = importer_mod.import_native(path, fmt, int(events), required=True)
         if trace is None:
             assert not native_expected, f"the native importer deferred to Python on {path}"
             return python_import(path, fmt, components, events)
+        importer_mod.assign_components(trace, rules)
         return trace
 
     with pytest.MonkeyPatch.context() as mp:
@@ -121,6 +125,19 @@ def test_shared_traces(tmp_path: Path, path: Path, fmt: str, events: int) -> Non
     assert trace.events > 100
     gz = write(tmp_path, path.read_bytes(), path.name + ".gz")
     compare(gz, fmt, events=events)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=[pytest.mark.slow] if p.name.split(".")[0] in LARGE_STOCK else [])
+        for p in SHARED_STOCK
+    ],
+    ids=[p.name for p in SHARED_STOCK],
+)
+def test_shared_multicore_stock_traces(path: Path) -> None:
+    trace = compare(path)
+    assert trace.exit_events and trace.rules["exit_event"] == 1
 
 
 EMITTED = {
@@ -214,7 +231,6 @@ LONG = "0x10,a.e,0,1\n" + "".join(f"0x10,a.e,0x10,a.e,{t},{t + 1}\n" for t in ra
 
 
 def test_inputs_the_port_defers_to_python(tmp_path: Path) -> None:
-    rules = ComponentRules()
     cases = {
         "non-ascii.txt": (INSERT + "0x10,a.é,0x10,a.e,12,14\n").encode(),
         "bad-utf8.txt": INSERT.encode() + b"0x10,a.\xff,0x10,a.e,12,14\n",
@@ -227,7 +243,7 @@ def test_inputs_the_port_defers_to_python(tmp_path: Path) -> None:
     for name, data in cases.items():
         path = tmp_path / name
         path.write_bytes(data)
-        assert importer_mod.import_native(path, "auto", rules, 0) is None, name
+        assert importer_mod.import_native(path, "auto", 0) is None, name
         try:
             compare(path, native_expected=False)
         except TraceError:

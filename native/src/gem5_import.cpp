@@ -46,13 +46,23 @@ constexpr int64_t FIRST_LEVEL = -128, LAST_LEVEL = 99;
 
 enum Rule {
   R_PARENT, R_NO_PARENT, R_RESCHEDULE, R_RAN_SILENTLY, R_CANCELLED, R_POINTER_REUSE, R_LIMIT_EVENT,
-  R_UNTRACED, R_ORDER, R_WHEN, R_LAST_TICK, R_ORDER_LEVELS_EXHAUSTED, N_RULES
+  R_UNTRACED, R_ORDER, R_WHEN, R_LAST_TICK, R_ORDER_LEVELS_EXHAUSTED, R_EXIT_EVENT, R_EXIT_UNREACHED, N_RULES
 };
 const char* const RULE_NAMES[N_RULES] = {
     "parent",   "no_parent", "reschedule", "ran_silently", "cancelled", "pointer_reuse",
-    "limit_event", "untraced", "order", "when", "last_tick", "order_levels_exhausted"};
+    "limit_event", "untraced", "order", "when", "last_tick", "order_levels_exhausted", "exit_event",
+    "exit_unreached"};
 
 enum Action { A_INSERTED, A_SCHEDULED, A_RESCHEDULED, A_DESCHEDULED, A_EXECUTED };
+const char* const ACTION_NAMES[5] = {"inserted", "scheduled", "rescheduled", "descheduled", "executed"};
+
+// names.is_exit_event_name: ^Event_\d+$ (an event without a name of its own, as gem5's exit events are)
+bool is_exit_event_name(sv name) {
+  if (name.size() < 7 || name.substr(0, 6) != "Event_") return false;
+  for (size_t i = 6; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return false;
+  return true;
+}
 const sv ACTION_WORDS[4] = {"scheduled", "rescheduled", "descheduled", "executed"};  // the regex's order
 
 // -- Python's str semantics on ASCII ----------------------------------------------------------------
@@ -475,6 +485,9 @@ struct Importer {
   std::vector<int32_t> name_of;  // pool -> name id (-1: not a name yet)
   std::vector<int32_t> names;    // name id -> pool
   int64_t n_objs = 0;
+  std::vector<int32_t> obj_ptr;  // object -> pool (its instance string or address)
+  int64_t last_executed = -1;    // the occurrence of the last `executed` line: gem5's exit event?
+  std::vector<std::pair<int32_t, int64_t>> exit_events;  // (name pool id, tick)
   std::vector<PtrObjs> by_ptr;  // pool -> its objects, in insertion order
   std::vector<std::vector<std::pair<int32_t, int64_t>>> more_objs;
   std::vector<char> limit_ptr;
@@ -554,6 +567,7 @@ struct Importer {
       more_objs[po.more].emplace_back(int32_t(nid), found);
     }
     live.push_back(-1);
+    obj_ptr.push_back(ptr);
     return found;
   }
 
@@ -735,6 +749,12 @@ struct Importer {
 
   void line(const Line& l) {
     pos += 1.0;
+    if (!l.when_max && l.when < l.tick && l.action != A_DESCHEDULED) {
+      sv name = pool.str(l.name);
+      throw TraceErr{tpath + ":" + std::to_string(l.lineno) + ": " + std::string(name) + " " + ACTION_NAMES[l.action] +
+                     " @ " + std::to_string(l.when) + " at tick " + std::to_string(l.tick) +
+                     ": a schedule into the past (gem5 asserts when >= curTick)"};
+    }
     advance(l.tick, l);
     if (l.action == A_INSERTED) {
       bool parented = l.parent >= 0;
@@ -749,6 +769,7 @@ struct Importer {
       insert(l, A_INSERTED, parented);
     } else if (l.action == A_EXECUTED) {
       start(l.ptr, l.name, l.tick);
+      last_executed = current;
     } else {
       insert(l, l.action, true);
     }
@@ -758,19 +779,20 @@ struct Importer {
     int64_t last = cur;
     if (has_cutoff) last = std::min(last, cutoff);
     flush(last);
+    bool exited = exit_event(last);
     bool unseen = false;
     for (const HeapE& e : heap)
       if (e.when == last && inst_state[e.inst] == PENDING && ins_pos[e.inst] == -e.negpos) {
         unseen = true;
         break;
       }
-    end_tick = unseen || has_cutoff ? last - 1 : last;
+    end_tick = (unseen || has_cutoff) && !exited ? last - 1 : last;
     if (end_tick != last) rule(R_LAST_TICK);
     first_tick = occ_tick.empty() ? 0 : *std::min_element(occ_tick.begin(), occ_tick.end());
     std::vector<int64_t> order;
     order.reserve(occ_tick.size());
     for (int64_t k = 0; k < int64_t(occ_tick.size()); ++k)
-      if (occ_tick[k] <= end_tick) order.push_back(k);
+      if (occ_tick[k] <= end_tick && inst_state[occ_inst[k]] != DROPPED) order.push_back(k);
     std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
       if (occ_tick[a] != occ_tick[b]) return occ_tick[a] < occ_tick[b];
       if (served_pos[a] != served_pos[b]) return served_pos[a] < served_pos[b];
@@ -780,6 +802,24 @@ struct Importer {
     });
     renumber(order);
     assign_levels();
+  }
+
+  // importer.py _Importer.exit_event: leave out gem5's exit event, and what it left pending at its tick
+  bool exit_event(int64_t last) {
+    int64_t occ = last_executed;
+    if (has_cutoff || occ < 0 || occ_tick[occ] != last) return false;
+    int64_t inst = occ_inst[occ];
+    int32_t p = names[inst_name[inst]];
+    if (!is_exit_event_name(pool.str(p))) return false;
+    inst_state[inst] = DROPPED;
+    exit_events.emplace_back(p, last);
+    rule(R_EXIT_EVENT);
+    for (const HeapE& e : heap)
+      if (e.when == last && inst_state[e.inst] == PENDING && ins_pos[e.inst] == -e.negpos) {
+        inst_state[e.inst] = DROPPED;
+        rule(R_EXIT_UNREACHED);
+      }
+    return true;
   }
 
   template <class T>
@@ -801,7 +841,7 @@ struct Importer {
       int64_t occ = inst_occ[inst];
       if (occ >= 0) {
         inst_occ[inst] = new_id[occ];
-        if (inst_occ[inst] < 0) inst_state[inst] = PENDING;
+        if (inst_occ[inst] < 0 && inst_state[inst] == RAN) inst_state[inst] = PENDING;
       }
     }
     std::vector<int64_t> keep;
@@ -835,17 +875,33 @@ struct Importer {
   void assign_levels() {
     const std::vector<double>& ins = ins_pos;
     const std::vector<double>& served = served_pos;
+    // per occurrence, the objects its operations target (CSR, in operation order)
+    size_t nocc = occ_inst.size();
+    std::vector<int64_t> tgt_off(nocc + 1, 0), tgt;
+    for (int64_t occ : op_occ)
+      if (occ >= 0) ++tgt_off[size_t(occ) + 1];
+    for (size_t k = 0; k < nocc; ++k) tgt_off[k + 1] += tgt_off[k];
+    tgt.resize(size_t(tgt_off[nocc]));
+    {
+      std::vector<int64_t> fill(tgt_off.begin(), tgt_off.end() - 1);
+      for (size_t i = 0; i < op_occ.size(); ++i)
+        if (op_occ[i] >= 0) tgt[size_t(fill[size_t(op_occ[i])]++)] = inst_obj[size_t(op_inst[i])];
+    }
+    // objects the level's occurrences ran or operated on: a stamp per object (the level's number)
+    std::vector<int64_t> touched(size_t(n_objs), -1);
+    int64_t stamp = 0;
     bool have_tick = false;
     int64_t tick = 0, level = FIRST_LEVEL;
     std::vector<int64_t> group;
     bool up = false;
-    for (size_t k = 0; k < occ_inst.size(); ++k) {
+    for (size_t k = 0; k < nocc; ++k) {
       int64_t inst = occ_inst[k];
       if (!have_tick || occ_tick[k] != tick) {
         have_tick = true;
         tick = occ_tick[k];
         level = FIRST_LEVEL;
         group.clear();
+        ++stamp;
         up = false;
       }
       double mine = ins[inst];
@@ -856,16 +912,25 @@ struct Importer {
             bump = true;
             break;
           }
+      if (!bump)
+        for (int64_t t = tgt_off[k]; t < tgt_off[k + 1]; ++t)
+          if (touched[size_t(tgt[size_t(t)])] == stamp) {
+            bump = true;
+            break;
+          }
       if (bump) {
         if (level < LAST_LEVEL - 1)
           ++level;
         else
           rule(R_ORDER_LEVELS_EXHAUSTED);
         group.clear();
+        ++stamp;
         rule(R_ORDER);
       }
       inst_level[inst] = level;
       group.push_back(inst);
+      touched[size_t(inst_obj[inst])] = stamp;
+      for (int64_t t = tgt_off[k]; t < tgt_off[k + 1]; ++t) touched[size_t(tgt[size_t(t)])] = stamp;
       up = force_up[k] != 0;
     }
   }
@@ -1059,12 +1124,24 @@ nb::object import_trace(const std::string& path, const std::string& shown, const
     sv name = imp.pool.str(p);
     names.append(nb::str(name.data(), name.size()));
   }
+  nb::list obj_ptr;
+  for (int32_t p : imp.obj_ptr) {
+    sv ptr = imp.pool.str(p);
+    obj_ptr.append(nb::str(ptr.data(), ptr.size()));
+  }
+  nb::list exit_events;
+  for (auto [p, tick] : imp.exit_events) {
+    sv name = imp.pool.str(p);
+    exit_events.append(nb::make_tuple(nb::str(name.data(), name.size()), tick));
+  }
   nb::list rules;
   for (int r : imp.rule_order) rules.append(nb::make_tuple(nb::str(RULE_NAMES[r]), imp.rules[r]));
   nb::list warnings;
   for (const std::string& w : rd.warnings) warnings.append(nb::str(w.c_str()));
   nb::dict out;
   out["names"] = names;
+  out["obj_ptr"] = obj_ptr;
+  out["exit_events"] = exit_events;
   out["inst_obj"] = raw(imp.inst_obj);
   out["inst_name"] = raw(imp.inst_name);
   out["inst_when"] = raw(imp.inst_when);

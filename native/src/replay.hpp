@@ -88,9 +88,11 @@ struct Run {
   // -- recording -----------------------------------------------------------------------
   inline void record(int32_t comp, int64_t when, int prio, int32_t name) {
     CompOut& c = comps[comp];
-    c.count++;
     c.digest = fold(c.digest, when, prio, name);
-    if (prio != CALL_PRIORITY) c.last_when = when;
+    if (prio != CALL_PRIORITY) {  // a direct call is folded into the digest, never counted as an event
+      c.count++;
+      c.last_when = when;
+    }
     if (o.trace) c.trace.push_back({when, prio, name});
   }
   inline void record_locked(int32_t comp, int64_t when, int prio, int32_t name) {

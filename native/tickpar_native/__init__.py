@@ -156,7 +156,7 @@ class Replay:
 
     @property
     def events(self) -> int:
-        """Records in every component's trace: processed events and direct calls received."""
+        """Processed events in every component (direct calls are in the digests and traces, never counted)."""
         return int(self.counts.sum())
 
     @property

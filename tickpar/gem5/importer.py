@@ -57,6 +57,20 @@ What the trace does not print is recovered by these rules (each counted in
 ``last_tick``
     The trace may be cut inside its last tick: unless every instance pending at that tick was
     seen running there, the replay ends before it.
+``exit_event``
+    A stock trace ends where ``simulate()`` returned: its last ``executed`` line is gem5's exit
+    event (``exitSimLoop``'s event: no SimObject, named ``Event_<instance>``), at the last tick.
+    It is named and counted (:attr:`ImportedTrace.exit_events`), never replayed; the events gem5
+    ran at that tick before it are (the replay ends at that tick), and those still pending there
+    (``exit_unreached``: other exit events gem5 never reached) are left out with their operations.
+``past``
+    Not a rule but a refusal: a schedule into the past (``5: ... scheduled @ 3``), which gem5
+    itself asserts against (``when >= curTick``), is a :class:`TraceError` naming the line.
+``components``
+    After the import, :func:`assign_components` gives every event object its component
+    (:mod:`tickpar.gem5.names`; :attr:`ImportedTrace.component_rules` counts which rule decided):
+    an event whose name does not say its SimObject (Ruby's ``Consumer Event``, ``Event_<N>``) is
+    a component of its own, named ``<name>#<instance>``.
 """
 
 from __future__ import annotations
@@ -69,17 +83,17 @@ from pathlib import Path
 from typing import Any
 
 from tickpar.gem5.lines import MAX_TICK, TraceError, TraceLine, TraceReader, read_trace
-from tickpar.gem5.names import ComponentRules, load_mapping
+from tickpar.gem5.names import ComponentRules, is_exit_event_name, load_mapping
 from tickpar.native.record import DESCHEDULE, RESCHEDULE, SCHEDULE
 
-__all__ = ["CLOCK", "STORED", "ImportedTrace", "TraceError", "import_trace"]
+__all__ = ["CLOCK", "STORED", "ImportedTrace", "TraceError", "assign_components", "import_trace"]
 
 CLOCK, STORED = 0, 1  # an operation's when: cur_tick + delay, or a stored tick (tickpar.native.record's modes)
 PENDING, RAN, CANCELLED, DROPPED = 0, 1, 2, 3
 FIRST_LEVEL, LAST_LEVEL = -128, 99  # model events take priorities below SIM_EXIT (100)
 RULES = (
     "parent", "no_parent", "reschedule", "ran_silently", "cancelled", "pointer_reuse", "limit_event",
-    "untraced", "order", "when", "last_tick",
+    "untraced", "order", "when", "last_tick", "order_levels_exhausted", "exit_event", "exit_unreached",
 )  # fmt: skip
 
 
@@ -87,7 +101,8 @@ RULES = (
 class ImportedTrace:
     """One imported trace as flat lists (indices are ids).
 
-    Names: ``names`` (event names), ``components`` and ``name_comp`` (each name's component).
+    Names: ``names`` (event names), ``components`` and ``name_comp`` (each name's component, given by
+    :func:`assign_components`).  Objects: ``obj_ptr`` (each event object's instance string or address).
     Instances: ``inst_obj`` (the event object, an address or instance string made unique per
     name), ``inst_name``, ``inst_when`` (final tick), ``inst_state``, ``inst_occ`` (its
     occurrence, -1 if it never ran) and ``inst_level`` (its priority).  Occurrences, in
@@ -97,6 +112,8 @@ class ImportedTrace:
     ``op_value`` (delay or tick) and ``op_delay`` (``when - curTick`` as printed).
     ``end_tick``: the last tick the replay serves.  ``rules``: how often each rule decided
     something (see the module docstring); ``reader``: what was skipped or warned about.
+    ``exit_events``: gem5's exit event(s) left out, ``(name, tick)`` (rule ``exit_event``).
+    ``component_rules``: per rule of :mod:`tickpar.gem5.names`, how many event objects it placed.
     """
 
     path: str
@@ -104,6 +121,7 @@ class ImportedTrace:
     names: list[str] = field(default_factory=list)
     components: list[str] = field(default_factory=list)
     name_comp: list[int] = field(default_factory=list)
+    obj_ptr: list[str] = field(default_factory=list)
     inst_obj: list[int] = field(default_factory=list)
     inst_name: list[int] = field(default_factory=list)
     inst_when: list[int] = field(default_factory=list)
@@ -122,6 +140,8 @@ class ImportedTrace:
     first_tick: int = 0
     rules: Counter[str] = field(default_factory=Counter)
     reader: TraceReader | None = None
+    exit_events: list[tuple[str, int]] = field(default_factory=list)
+    component_rules: Counter[str] = field(default_factory=Counter)
 
     # -- derived views ---------------------------------------------------------------------------
     @property
@@ -142,12 +162,10 @@ class ImportedTrace:
 class _Importer:
     """The streaming reconstruction (one pass over the lines; see the module docstring)."""
 
-    def __init__(self, path: str, fmt: str, rules: ComponentRules, events: int) -> None:
+    def __init__(self, path: str, fmt: str, events: int) -> None:
         self.t = ImportedTrace(path=path, format=fmt)
-        self.rules_of = rules
         self.limit_events = events
         self.name_ids: dict[str, int] = {}
-        self.comp_ids: dict[str, int] = {}
         self.obj_ids: dict[tuple[str, int], int] = {}
         self.by_ptr: dict[str, dict[int, int]] = {}  # address -> {name id: object}
         self.inserter: list[int] = []  # per instance: the occurrence that made its last insertion (-1: none)
@@ -165,6 +183,7 @@ class _Importer:
         self.current_parent: tuple[str, str] | None = None
         self.self_reinserted = False
         self.cutoff: int | None = None
+        self.last_executed = -1  # the occurrence of the last `executed` line (stock): gem5's exit event?
 
     # -- ids ----------------------------------------------------------------------------------------
     def name_id(self, name: str) -> int:
@@ -173,12 +192,6 @@ class _Importer:
             t = self.t
             found = self.name_ids[name] = len(t.names)
             t.names.append(name)
-            comp = self.rules_of(name)
-            cid = self.comp_ids.get(comp)
-            if cid is None:
-                cid = self.comp_ids[comp] = len(t.components)
-                t.components.append(comp)
-            t.name_comp.append(cid)
         return found
 
     def obj_id(self, ptr: str, name: int) -> int:
@@ -187,6 +200,7 @@ class _Importer:
         if found is None:
             found = self.obj_ids[key] = len(self.obj_ids)
             self.by_ptr.setdefault(ptr, {})[name] = found
+            self.t.obj_ptr.append(ptr)
         return found
 
     # -- instances, occurrences, operations --------------------------------------------------------
@@ -359,6 +373,11 @@ class _Importer:
 
     def line(self, line: TraceLine) -> None:
         self.pos += 1.0
+        if line.when < line.tick and line.action != "descheduled":
+            raise TraceError(
+                f"{self.t.path}:{line.lineno}: {line.name} {line.action} @ {line.when} at tick {line.tick}: a schedule"
+                " into the past (gem5 asserts when >= curTick)"
+            )
         self.advance(line.tick, line)
         if line.action == "inserted":
             parented = line.parent is not None
@@ -371,6 +390,7 @@ class _Importer:
             self.insert(line, "inserted", parented)
         elif line.action == "executed":
             self.start(line.ptr, line.name, line.tick)
+            self.last_executed = self.current
         else:
             self.insert(line, line.action, parented=True)
 
@@ -382,22 +402,42 @@ class _Importer:
         if self.cutoff is not None:
             last = min(last, self.cutoff)
         self.flush(last)
+        exited = self.exit_event(last)
         unseen = any(
             when == last and t.inst_state[inst] == PENDING and self.ins_pos[inst] == -neg
             for when, neg, inst in self.heap
         )
-        t.end_tick = last - 1 if unseen or self.cutoff is not None else last
+        t.end_tick = last - 1 if (unseen or self.cutoff is not None) and not exited else last
         if t.end_tick != last:
             t.rules["last_tick"] += 1
         t.first_tick = min(t.occ_tick) if t.occ_tick else 0
         ins, served = self.ins_pos, self.served_pos
         occs = sorted(
-            (k for k, tick in enumerate(t.occ_tick) if tick <= t.end_tick),
+            (k for k, tick in enumerate(t.occ_tick) if tick <= t.end_tick and t.inst_state[t.occ_inst[k]] != DROPPED),
             key=lambda k: (t.occ_tick[k], served[k], -ins[t.occ_inst[k]]),
         )
         self.renumber(occs)
         self.assign_levels()
         return t
+
+    def exit_event(self, last: int) -> bool:
+        """Rule ``exit_event``: leave out gem5's exit event, and what it left pending at its tick."""
+        t = self.t
+        occ = self.last_executed
+        if self.cutoff is not None or occ < 0 or t.occ_tick[occ] != last:
+            return False
+        inst = t.occ_inst[occ]
+        name = t.names[t.inst_name[inst]]
+        if not is_exit_event_name(name):
+            return False
+        t.inst_state[inst] = DROPPED
+        t.exit_events.append((name, last))
+        t.rules["exit_event"] += 1
+        for when, neg, other in self.heap:
+            if when == last and t.inst_state[other] == PENDING and self.ins_pos[other] == -neg:
+                t.inst_state[other] = DROPPED
+                t.rules["exit_unreached"] += 1
+        return True
 
     def renumber(self, order: list[int]) -> None:
         """Occurrences in execution order (ids = positions); those after the end are dropped."""
@@ -410,7 +450,7 @@ class _Importer:
         for inst, occ in enumerate(t.inst_occ):
             if occ >= 0:
                 t.inst_occ[inst] = new_id.get(occ, -1)
-                if t.inst_occ[inst] < 0:
+                if t.inst_occ[inst] < 0 and t.inst_state[inst] == RAN:
                     t.inst_state[inst] = PENDING  # it runs after the end: never in the replay
         keep = [i for i, k in enumerate(t.op_occ) if k < 0 or k in new_id]
         for name in ("op_kind", "op_inst", "op_mode", "op_value", "op_delay"):
@@ -425,26 +465,44 @@ class _Importer:
                 setattr(t, name, [col[i] for i in keep])
 
     def assign_levels(self) -> None:
-        """Priority levels within each tick (rule ``order``)."""
+        """Priority levels within each tick (rule ``order``).
+
+        Besides gem5's LIFO order, a level ends before an occurrence that operates on an event
+        object which an earlier occurrence of the level ran or operated on: the two must run in the
+        observed order in every order mode (canonical order reorders a level by source).
+        """
         t = self.t
         ins, served = self.ins_pos, self.served_pos
+        targets: list[list[int]] = [[] for _ in t.occ_inst]
+        for occ, inst in zip(t.op_occ, t.op_inst, strict=True):
+            if occ >= 0:
+                targets[occ].append(t.inst_obj[inst])
         tick = None
         level = FIRST_LEVEL
         group: list[int] = []
+        touched: set[int] = set()  # objects the level's occurrences ran or operated on
         up = False
         for k, inst in enumerate(t.occ_inst):
             if t.occ_tick[k] != tick:
                 tick, level, group, up = t.occ_tick[k], FIRST_LEVEL, [], False
+                touched = set()
             mine = ins[inst]
-            if up or any(ins[j] < mine < served[t.inst_occ[j]] for j in group):
+            if (
+                up
+                or any(ins[j] < mine < served[t.inst_occ[j]] for j in group)
+                or any(obj in touched for obj in targets[k])
+            ):
                 if level < LAST_LEVEL - 1:
                     level += 1
                 else:
                     t.rules["order_levels_exhausted"] += 1
                 group = []
+                touched = set()
                 t.rules["order"] += 1
             t.inst_level[inst] = level
             group.append(inst)
+            touched.add(t.inst_obj[inst])
+            touched.update(targets[k])
             up = self.force_up[k]
 
 
@@ -463,29 +521,70 @@ def import_trace(
     choice = os.environ.get("TICKPAR_GEM5_IMPORTER", "")
     if choice not in ("", "python", "native"):
         raise TraceError(f"TICKPAR_GEM5_IMPORTER={choice!r} is not allowed: one of python, native (or unset)")
+    trace = None
     if choice != "python":
-        native = import_native(path, fmt, rules, int(events), required=choice == "native")
-        if native is not None:
-            return native
-    reader = TraceReader(str(path))
-    imp = _Importer(str(path), fmt, rules, int(events))
-    for line in read_trace(path, fmt, reader):
-        if imp.cutoff is not None and line.tick > imp.cutoff:
-            break
-        imp.line(line)
-    return imp.finish(reader)
+        trace = import_native(path, fmt, int(events), required=choice == "native")
+    if trace is None:
+        reader = TraceReader(str(path))
+        imp = _Importer(str(path), fmt, int(events))
+        for line in read_trace(path, fmt, reader):
+            if imp.cutoff is not None and line.tick > imp.cutoff:
+                break
+            imp.line(line)
+        trace = imp.finish(reader)
+    assign_components(trace, rules)
+    return trace
 
 
-def import_native(
-    path: str | Path, fmt: str, rules: ComponentRules, events: int, required: bool = False
-) -> ImportedTrace | None:
+def assign_components(t: ImportedTrace, rules: ComponentRules) -> None:
+    """Give every event object its component (:mod:`tickpar.gem5.names`), in place; both importers end here.
+
+    An object placed by the name alone keeps its name.  One whose name does not say its SimObject is
+    placed per object and named ``<name>#<instance>`` (``Event_<N>`` keeps its name), so that every
+    name still has one component.  Names and components are numbered in the order their objects were
+    first seen.
+    """
+    obj_name = [-1] * len(t.obj_ptr)
+    for obj, name in zip(t.inst_obj, t.inst_name, strict=True):
+        obj_name[obj] = name
+    names: list[str] = []
+    name_ids: dict[str, int] = {}
+    name_comp: list[int] = []
+    comp_ids: dict[str, int] = {}
+    components: list[str] = []
+    obj_new = [-1] * len(obj_name)
+    counted: Counter[str] = Counter()
+    for obj, nid in enumerate(obj_name):
+        if nid < 0:
+            continue  # an object with no instance (only descheduled while not pending): nothing refers to it
+        name, ptr = t.names[nid], t.obj_ptr[obj]
+        comp, rule = rules.place(name, ptr)
+        counted[rule] += 1
+        if rule == "object" and not is_exit_event_name(name):
+            name = f"{name}#{ptr}"
+        found = name_ids.get(name)
+        if found is None:
+            found = name_ids[name] = len(names)
+            names.append(name)
+            cid = comp_ids.get(comp)
+            if cid is None:
+                cid = comp_ids[comp] = len(components)
+                components.append(comp)
+            name_comp.append(cid)
+        obj_new[obj] = found
+    t.names, t.name_comp, t.components = names, name_comp, components
+    t.inst_name = [obj_new[obj] for obj in t.inst_obj]
+    t.component_rules = counted
+
+
+def import_native(path: str | Path, fmt: str, events: int, required: bool = False) -> ImportedTrace | None:
     """:func:`import_trace` by the C++ port (``tickpar_native._gem5``): the same :class:`ImportedTrace`.
 
     ``None`` where the Python importer must run instead: the module is not built (``required``: a
     :class:`TraceError`), an unknown format or a missing file (the Python importer's errors), a ``.gz``
     without zlib compiled in, or input the port does not promise to read the same (a non-ASCII byte,
-    a number beyond int64, a ``.gz`` that cannot be read).  Components are assigned here, by ``rules``,
-    in the order the names were first seen (as :meth:`_Importer.name_id` does).
+    a number beyond int64, a ``.gz`` that cannot be read).  Components are assigned by the caller
+    (:func:`assign_components`), as for the Python importer.
     """
     from array import array
 
@@ -509,23 +608,14 @@ def import_native(
     if isinstance(out, str):
         return None
     names: list[str] = out["names"]
-    comp_ids: dict[str, int] = {}
-    components: list[str] = []
-    name_comp: list[int] = []
-    for name in names:
-        comp = rules(name)
-        cid = comp_ids.get(comp)
-        if cid is None:
-            cid = comp_ids[comp] = len(components)
-            components.append(comp)
-        name_comp.append(cid)
     reader = TraceReader(
         str(path), out["format"], out["lines"], out["events"], out["skipped_banner"], out["skipped_other"],
         list(out["warnings"]),
     )  # fmt: skip
     t = ImportedTrace(
-        path=str(path), format=out["format"], names=names, components=components, name_comp=name_comp,
+        path=str(path), format=out["format"], names=names, obj_ptr=list(out["obj_ptr"]),
         end_tick=out["end_tick"], first_tick=out["first_tick"], rules=Counter(dict(out["rules"])), reader=reader,
+        exit_events=[(str(n), int(k)) for n, k in out["exit_events"]],
     )  # fmt: skip
     for column in (
         "inst_obj", "inst_name", "inst_when", "inst_state", "inst_occ", "inst_level", "occ_inst", "occ_tick",

@@ -1,19 +1,29 @@
-"""Which component (gem5 SimObject) an event belongs to, from its name.
+"""Which component (gem5 SimObject) an event object belongs to, from its name and instance.
 
 gem5 names a SimObject's events after it: ``Event::name()`` of an ``EventFunctionWrapper`` is
 ``<simobject>.wrapped_function_event``, a port's packet queue is
 ``<simobject>.<port>-RespPacketQueue.wrapped_function_event``, and an event with no name of its
-own is ``Event_<instance>``.  The rules, in order (:func:`component_of`):
+own is ``Event_<instance>``.  The rules, in order (:meth:`ComponentRules.place`; each is counted
+under its name in :attr:`tickpar.gem5.importer.ImportedTrace.component_rules`):
 
-1. a mapping file (:func:`load_mapping`), ``REGEX -> COMPONENT`` per line, first match wins
-   (``COMPONENT`` may use the regex's groups, ``\\1``); it overrides every rule below;
-2. ``.wrapped_function_event`` / ``.wrapped_event`` is stripped, and a last segment that is a
-   port's queue (``<port>-<Kind>PacketQueue``) is stripped with its port: what is left is the
-   SimObject;
-3. otherwise a dotted name is ``<simobject>.<event>``: the last segment is the event;
-4. a literal name with a space (``O3CPU tick``, ``AtomicSimpleCPU tick``) belongs to the component
-   named by its first word (the CPU);
-5. anything else (``Event_57``) is a component of its own.
+``mapping``
+    a mapping file (:func:`load_mapping`), ``REGEX -> COMPONENT`` per line, first match wins
+    (``COMPONENT`` may use the regex's groups, ``\\1``); it overrides every rule below.  Each
+    regex is tried against the event's name; for an event whose name does not say its SimObject
+    (rule ``object``), then against ``<name>#<instance>`` too, so a rule may map instance numbers;
+``port``
+    ``.wrapped_function_event`` / ``.wrapped_event`` is stripped, and a last segment that is a
+    port's queue (``<port>-<Kind>PacketQueue``) is stripped with its port: what is left is the
+    SimObject;
+``simobject``
+    otherwise a dotted name is ``<simobject>.<event>`` (after stripping the wrapper suffix, the
+    whole base is the SimObject): the SimObject is what the name says;
+``object``
+    a name that does not say its SimObject: a literal name with a space (Ruby's ``Consumer
+    Event``, ``GarnetSyntheticTraffic tick``, ``O3CPU tick``, shared by every instance of a class)
+    or a bare one (``Event_57``).  Each event object is a component of its own, named
+    ``<name>#<instance>`` (``Event_<N>`` keeps its name, which already holds its instance); the
+    replay's coupling then merges them as the trace shows.
 """
 
 from __future__ import annotations
@@ -22,27 +32,54 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["ComponentRules", "component_of", "load_mapping"]
+__all__ = ["ComponentRules", "component_of", "is_exit_event_name", "load_mapping", "simobject_of"]
 
 _WRAPPED = (".wrapped_function_event", ".wrapped_event")
 _PORT_QUEUE = re.compile(r"-\w*PacketQueue$")
+_UNNAMED = re.compile(r"^Event_\d+$")
 
 
-def component_of(name: str) -> str:
-    """The component of event ``name`` by the built-in rules 2-5 (see the module docstring)."""
+def is_exit_event_name(name: str) -> bool:
+    """Whether ``name`` is an event without a name of its own (``Event_<N>``), as gem5's exit events are."""
+    return _UNNAMED.match(name) is not None
+
+
+def simobject_of(name: str) -> tuple[str, str] | None:
+    """``(SimObject, rule)`` as event ``name`` says it, or ``None`` where it does not (rule ``object``)."""
     for suffix in _WRAPPED:
         if name.endswith(suffix):
             base = name[: -len(suffix)]
+            if " " in base:
+                return None
             head, dot, last = base.rpartition(".")
             if dot and _PORT_QUEUE.search(last):
-                return head
-            return base.split(" ", 1)[0]
+                return head, "port"
+            return base, "simobject"
     if " " in name:
-        return name.split(" ", 1)[0]
+        return None
     head, dot, _last = name.rpartition(".")
     if dot and head:
-        return head
-    return name
+        return head, "simobject"
+    return None
+
+
+def component_of(name: str, instance: str = "") -> str:
+    """The component of event object ``(name, instance)`` by the built-in rules (see the module docstring)."""
+    found = simobject_of(name)
+    if found is not None:
+        return found[0]
+    return object_component(name, instance)
+
+
+def object_component(name: str, instance: str) -> str:
+    """The component of an event object whose name does not say its SimObject: the object itself."""
+    if not instance or is_exit_event_name(name):
+        return name
+    for suffix in _WRAPPED:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return f"{name}#{instance}"
 
 
 def load_mapping(path: str | Path) -> list[tuple[re.Pattern[str], str]]:
@@ -66,22 +103,35 @@ def load_mapping(path: str | Path) -> list[tuple[re.Pattern[str], str]]:
 
 
 class ComponentRules:
-    """:func:`component_of` with a mapping file's overrides in front; memoised per name."""
+    """The rules of the module docstring: a mapping file's overrides in front, then the built-in ones."""
 
     def __init__(self, mapping: Iterable[tuple[re.Pattern[str], str]] = ()) -> None:
         self.mapping = list(mapping)
-        self._seen: dict[str, str] = {}
+        self._by_name: dict[str, tuple[str, str] | None] = {}
 
-    def __call__(self, name: str) -> str:
-        found = self._seen.get(name)
-        if found is None:
-            found = self._resolve(name)
-            self._seen[name] = found
-        return found
+    def __call__(self, name: str, instance: str = "") -> str:
+        """The component of event object ``(name, instance)``."""
+        return self.place(name, instance)[0]
 
-    def _resolve(self, name: str) -> str:
+    def place(self, name: str, instance: str = "") -> tuple[str, str]:
+        """``(component, rule)`` of event object ``(name, instance)``; memoised per name where it can be."""
+        if name in self._by_name:
+            found = self._by_name[name]
+        else:
+            found = self._by_name[name] = self._by_name_only(name)
+        if found is not None:
+            return found
+        qualified = f"{name}#{instance}"
+        for regex, template in self.mapping:
+            m = regex.search(qualified)
+            if m is not None:
+                return m.expand(template), "mapping"
+        return object_component(name, instance), "object"
+
+    def _by_name_only(self, name: str) -> tuple[str, str] | None:
+        """What the name alone decides (a mapping rule that matches it, or the SimObject it says)."""
         for regex, template in self.mapping:
             m = regex.search(name)
             if m is not None:
-                return m.expand(template)
-        return component_of(name)
+                return m.expand(template), "mapping"
+        return simobject_of(name)

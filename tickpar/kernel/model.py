@@ -494,7 +494,7 @@ class Component:
         self._occupant.pop(0, None)
 
     def call(self, peer: Component, method: str, *args: Any) -> Any:
-        """A same-tick direct call into ``peer`` (gem5 port call); recorded in ``peer``'s digest.
+        """A same-tick direct call into ``peer`` (gem5 port call): in ``peer``'s digest, never counted as an event.
 
         Who may enter ``peer`` is checked by the model's :attr:`Model.call_guard`
         when a strategy installs one, else by the worker-occupancy check
@@ -517,7 +517,8 @@ class Component:
         when = self.when
         saved_when = peer.when
         peer.when = when
-        peer.count += 1
+        # A call is folded into the digest but is not an event: ``count`` (and every run's ``events``) counts
+        # only processed events, so a replayed gem5 trace reports the trace's own event count.
         call_id = event_id(model.name_id(f"{peer.name}:{method}"), _CALL_PRIORITY)
         peer.digest = fold_record(peer.digest, when, call_id, args)
         if peer.trace is not None:
