@@ -7,6 +7,7 @@
 * :mod:`tickpar.gem5.replay` and :mod:`tickpar.gem5.model`: the replay plan and model of the
   ``gem5trace`` workload;
 * :mod:`tickpar.gem5.profile`: ``tickpar trace-profile``;
+* :mod:`tickpar.gem5.stats`: a run's own host cost per event, from its gem5 ``stats.txt``;
 * :mod:`tickpar.gem5.emit`: write a run of the Python engine as a gem5 trace (ground truth for the importer).
 
 May import: ``tickpar.perf`` (the bounds) and every layer below it.

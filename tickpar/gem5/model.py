@@ -2,9 +2,10 @@
 
 Each component of the trace is a :class:`TraceComponent`.  Its long-lived events (one per gem5
 event object and priority level, :mod:`tickpar.gem5.replay`) run the object's next recorded
-occurrence; a message runs the occurrence it carries.  An occurrence spends ``work_us`` and
-makes its operations in the order gem5 made them: on its own events directly, on another
-component's events through a direct call into that component (:meth:`Component.call`, which
+occurrence; a message runs the occurrence it carries.  An occurrence spends its component's
+``work_us`` (the workload's ``work_us``, or the run's own cost per event of that component:
+:mod:`tickpar.gem5.stats`) and makes its operations in the order gem5 made them: on its own
+events directly, on another component's events through a direct call into that component (:meth:`Component.call`, which
 makes the operation there, as gem5's port calls do), and messages through their links.  ``when``
 is ``cur_tick + delay`` for operations the trace made relative to the clock, so a strategy that
 moves the clock early moves them exactly as gem5 would.  An occurrence that the trace does not
@@ -13,6 +14,7 @@ have (an object run more often than it ran in gem5) is an error: the run ends as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tickpar.gem5.importer import CLOCK
@@ -105,10 +107,18 @@ class TraceComponent(Component):
         return tuple(sorted(self.runs.items()))
 
 
-def build_replay_model(model: Model, plan: ReplayPlan, work_us: float) -> list[TraceComponent]:
-    """Create the components, their events, links and direct-call declarations of ``plan`` in ``model``."""
+def build_replay_model(
+    model: Model, plan: ReplayPlan, work_us: float, per_component_us: Mapping[str, float] | None = None
+) -> list[TraceComponent]:
+    """Create the components, their events, links and direct-call declarations of ``plan`` in ``model``.
+
+    Every event spends ``work_us``, or its component's entry of ``per_component_us`` where it has one
+    (fixed per component here, so the per-event path reads one attribute as before)."""
     t = plan.trace
-    comps = [TraceComponent(model, name, plan, cid, work_us) for cid, name in enumerate(t.components)]
+    costs = per_component_us or {}
+    comps = [
+        TraceComponent(model, name, plan, cid, costs.get(name, work_us)) for cid, name in enumerate(t.components)
+    ]
     for comp in comps:
         comp.peers = {c.cid: c for c in comps}
     for obj, cid in enumerate(plan.obj_comp):

@@ -17,7 +17,13 @@
   batch) and ``conservative`` (windows of the lookahead, components coupled at delay 0 merged);
 * ``footprint``: that the components an event touches are inferred from what it schedules, a
   lower bound of the true footprint, so every bound is an upper bound;
-* ``rules``: how often each import rule decided something (:mod:`tickpar.gem5.importer`).
+* ``rules``: how often each import rule decided something (:mod:`tickpar.gem5.importer`);
+* ``cost``: the event cost the bounds weight events by (:meth:`tickpar.gem5.stats.EventCost.to_json`:
+  which cost, from which stats file, traced or untraced), or ``None``: every event the same cost.
+  With a cost, ``work_s`` (the replayed events' total cost), ``critical_path_s`` (the cost-weighted
+  critical path) and ``weighted_parallelism`` (their ratio) are given too.  Under the run's mean
+  alone every event still costs the same, so the bounds (ratios, no overheads) are those of a
+  uniform cost; with per-component weights, events weigh their component's cost.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ import pandas as pd
 from tickpar.gem5.coupling import Coupling, coupling, trace_traits
 from tickpar.gem5.emit import emit_trace
 from tickpar.gem5.importer import ImportedTrace, import_trace
+from tickpar.gem5.stats import EventCost, run_event_cost
 from tickpar.native.record import DESCHEDULE
-from tickpar.perf.bounds import bounds
+from tickpar.perf.bounds import bounds, critical_path
 from tickpar.perf.dag import Dag
 from tickpar.plugins import RunSpec
 
@@ -58,8 +65,10 @@ FOOTPRINT_NOTE = (
 _EVENT_COST_S = 1e-6  # uniform event cost: the bounds are ratios, the unit cancels
 
 
-def trace_dag(trace: ImportedTrace, c: Coupling | None = None) -> Dag:
-    """The served occurrences as a :class:`~tickpar.perf.dag.Dag` (uniform cost, parent = last scheduler)."""
+def trace_dag(trace: ImportedTrace, c: Coupling | None = None, cost: EventCost | None = None) -> Dag:
+    """The served occurrences as a :class:`~tickpar.perf.dag.Dag` (parent = last scheduler).
+
+    ``cost_s``: each event's component's cost under ``cost``, else the same for every event."""
     c = c if c is not None else coupling(trace)
     served = np.asarray(c.served, dtype=np.int64)
     n = len(served)
@@ -70,15 +79,21 @@ def trace_dag(trace: ImportedTrace, c: Coupling | None = None) -> Dag:
     inserting = np.asarray(trace.op_kind, dtype=np.int64) != DESCHEDULE
     last = np.full(len(trace.inst_obj), -1, dtype=np.int64)
     last[op_inst[inserting]] = op_occ[inserting]  # numpy keeps the last write of a repeated index
+    component = np.asarray(c.inst_comp, dtype=np.int64)[inst]
+    if cost is None:
+        cost_s = np.full(n, _EVENT_COST_S)
+    else:
+        per_comp = np.array([cost.cost_us(name) * 1e-6 for name in trace.components], dtype=np.float64)
+        cost_s = per_comp[component] if n else np.zeros(0)
     frame = pd.DataFrame(
         {
-            "component": np.asarray(c.inst_comp, dtype=np.int64)[inst],
+            "component": component,
             "when": np.asarray(trace.occ_tick, dtype=np.int64)[served],
             "priority": np.asarray(trace.inst_level, dtype=np.int64)[inst],
             "source": np.full(n, -1, dtype=np.int64),
             "first": np.zeros(n, dtype=np.int64),
             "last": np.zeros(n, dtype=np.int64),
-            "cost_s": np.full(n, _EVENT_COST_S),
+            "cost_s": cost_s,
             "parent": last[inst],
             "work_us": np.zeros(n),
             "work_calls": np.zeros(n, dtype=np.int64),
@@ -103,8 +118,10 @@ def _histogram(counts: np.ndarray) -> dict[str, int]:
     return {str(int(k)): int(v) for k, v in zip(sizes, ticks, strict=True)}
 
 
-def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKERS) -> dict[str, Any]:
-    """The profile of ``trace`` (see the module docstring)."""
+def trace_profile(
+    trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKERS, cost: EventCost | None = None
+) -> dict[str, Any]:
+    """The profile of ``trace`` (see the module docstring); ``cost``: the run's own event cost."""
     c = coupling(trace)
     served = np.asarray(c.served, dtype=np.int64)
     if not len(served):
@@ -117,10 +134,14 @@ def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKE
     made &= occ_tick[np.maximum(op_occ, 0)] <= trace.end_tick
     delay = np.asarray(trace.op_delay, dtype=np.int64)[made]
     across = (np.asarray(c.op_src, dtype=np.int64) != np.asarray(c.op_dst, dtype=np.int64))[made]
-    dag = trace_dag(trace, c)
+    dag = trace_dag(trace, c, cost)
     table = bounds(dag, workers, which=tuple(dict.fromkeys(STRATEGY_BOUNDS.values())))
     unconstrained = json.loads(table[table["bound"] == "unconstrained"]["params"].iloc[0])
-    cp = round(unconstrained["critical_path_s"] / _EVENT_COST_S)  # every event costs the same: a count
+    critical_path_s = float(unconstrained["critical_path_s"])
+    if cost is None or cost.per_component_us is None:  # every event costs the same: the path's cost is a count
+        cp = round(critical_path_s / float(dag.events["cost_s"].iloc[0]))
+    else:  # events weigh their component's cost: count the longest chain of events apart
+        cp = round(critical_path(trace_dag(trace, c)) / _EVENT_COST_S)
     out_bounds: dict[str, dict[str, float]] = {}
     for strategy, bound in STRATEGY_BOUNDS.items():
         rows = table[table["bound"] == bound]
@@ -156,6 +177,19 @@ def trace_profile(trace: ImportedTrace, workers: tuple[int, ...] = PROFILE_WORKE
             "skipped_other_flags": reader.skipped_other if reader else 0,
         },
         "warnings": list(reader.warnings) if reader else [],
+        "cost": cost.to_json() if cost is not None else None,
+    } | _weighted(dag, cost, critical_path_s)
+
+
+def _weighted(dag: Dag, cost: EventCost | None, critical_path_s: float) -> dict[str, float]:
+    """The profile's figures in the run's own time (none without a cost)."""
+    if cost is None:
+        return {}
+    work_s = float(dag.events["cost_s"].sum())
+    return {
+        "work_s": work_s,
+        "critical_path_s": critical_path_s,
+        "weighted_parallelism": work_s / critical_path_s if critical_path_s > 0 else 1.0,
     }
 
 
@@ -173,8 +207,10 @@ def summary_lines(profile: dict[str, Any]) -> list[str]:
     """The profile as the lines ``tickpar trace-profile`` prints."""
     ept = profile["events_per_tick"]
     delay = profile["schedule_delay"]
+    cost = profile.get("cost")
     lines = [
         f"trace: {profile['trace']} ({profile['format']})",
+        *([f"event cost: {cost['description']}"] if cost else []),
         f"events: {profile['events']:,} in {profile['components']} components, ticks "
         f"{profile['ticks']['first']:,}..{profile['ticks']['last']:,} (replay ends at {profile['end_tick']:,})",
         f"events per tick: mean {ept['mean']:.2f} over {ept['ticks']:,} ticks; histogram {ept['histogram']}",
@@ -191,8 +227,15 @@ def summary_lines(profile: dict[str, Any]) -> list[str]:
         f"critical path: {profile['critical_path']:,} events; available parallelism "
         f"{profile['available_parallelism']:.2f}"
     )
+    if cost:
+        lines.append(
+            f"at the run's event cost: work {profile['work_s']:.4g} s, critical path "
+            f"{profile['critical_path_s']:.4g} s, parallelism {profile['weighted_parallelism']:.2f}"
+        )
     ps = list(next(iter(profile["bounds"].values())).keys())
-    lines.append("bounds (ideal speedup, uniform event cost) at P = " + ", ".join(ps) + ":")
+    weighted = cost is not None and cost["per_component_us"] is not None
+    weighing = "events weighted by their component's cost" if weighted else "uniform event cost"
+    lines.append(f"bounds (ideal speedup, {weighing}) at P = " + ", ".join(ps) + ":")
     for strategy, row in profile["bounds"].items():
         lines.append(f"  {strategy:>13}: " + "  ".join(f"{row[p]:.2f}" for p in ps))
     lines.append(f"traits: {', '.join(profile['traits']) or 'none'}")
@@ -200,6 +243,7 @@ def summary_lines(profile: dict[str, Any]) -> list[str]:
     rules = ", ".join(f"{k} {v:,}" for k, v in profile["rules"].items())
     lines.append(f"import rules applied: {rules or 'none'}")
     lines.extend(f"warning: {w}" for w in profile["warnings"])
+    lines.extend(f"warning: {w}" for w in (cost or {}).get("warnings", []))
     return lines
 
 
@@ -214,8 +258,16 @@ def profile_workload(workload: str, params: dict[str, Any], seed: int = 1) -> di
     if workload == "gem5trace":
         from tickpar.gem5 import trace_source
 
-        trace, components = trace_source(resolved["trace"], resolved["components"])
-        profile = trace_profile(import_trace(trace, resolved["format"], components, resolved["events"]))
+        path, components = trace_source(resolved["trace"], resolved["components"])
+        fmt, events = resolved["format"], resolved["events"]
+        trace = import_trace(path, fmt, components, events)
+        cost = None
+        if resolved.get("gem5_stats"):
+            weights = resolved.get("cost_weights") or None
+            cost = run_event_cost(
+                resolved["gem5_stats"], trace, weights, fmt=fmt, components=components, events=events
+            )
+        profile = trace_profile(trace, cost=cost)
     else:
         profile = profile_spec(RunSpec(workload, resolved, seed))
     profile["workload"] = workload

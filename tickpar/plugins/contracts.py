@@ -125,6 +125,11 @@ class Workload(abc.ABC):
         """The traits (names from :data:`TRAITS`) of the model built from ``params`` (resolved)."""
         return frozenset(self.declared_traits)
 
+    def describe(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What a run of resolved ``params`` spends or reads beyond its params, for its record
+        (``workload_info``; e.g. a replayed gem5 run's own event cost and where it came from)."""
+        return {}
+
     @abc.abstractmethod
     def build(self, model: Model, params: dict[str, Any]) -> None:
         """Create the components and links of ``model`` and set ``model.end_tick``."""
