@@ -164,7 +164,8 @@ def test_link_priority_orders_messages_within_a_tick() -> None:
 
 def test_direct_call_is_recorded_in_the_peer_digest() -> None:
     """Component.call runs the peer's method at the caller's tick, returns its result, and folds (when, method, args)
-    into the peer's count, digest and trace; the peer's own `when` is restored afterwards."""
+    into the peer's digest and trace (a call is no event: the peer's count is its own events); the peer's own
+    `when` is restored afterwards."""
 
     def build(arg: int | None) -> tuple[Model, Node, Node, list[int]]:
         model = Model(1, trace=True)
@@ -182,7 +183,7 @@ def test_direct_call_is_recorded_in_the_peer_digest() -> None:
     assert results == [6]
     assert ("poke", 40, 3) in b3.log
     assert b3.when == 10  # restored: b's last own event ran at 10
-    assert b3.count == 2 and b3.trace is not None and b3.trace[-1] == (40, -129, "b:poke", (3,))
+    assert b3.count == 1 and b3.trace is not None and b3.trace[-1] == (40, -129, "b:poke", (3,))
     _, a4, b4, _ = build(4)
     _, a_none, b_none, _ = build(None)
     assert b3.digest != b4.digest and b3.digest != b_none.digest
