@@ -42,6 +42,7 @@ FOOTPRINT = (
 )
 PROFILE_ROWS = (
     ("events", "events"),
+    ("event cost (us per event)", "cost.mean_us"),
     ("components", "components"),
     ("events per tick (mean)", "events_per_tick.mean"),
     ("zero-delay schedules across components", "zero_delay_cross_share"),
@@ -150,6 +151,15 @@ def _anatomies(checks: Path) -> list[dict[str, Any]]:
     return out
 
 
+def cost_line(profile: dict[str, Any] | None) -> str:
+    """Which event cost the trace's replay and bounds used, and where it came from (one line)."""
+    cost = (profile or {}).get("cost")
+    if cost:
+        warn = f" Warning: {'; '.join(cost['warnings'])}" if cost.get("warnings") else ""
+        return f"Event cost: {cost['description']}.{warn}"
+    return "Event cost: the shape's work_us per event (no gem5 stats given: not the run's own cost)."
+
+
 def page_data(shape: str, summary: pd.DataFrame, profiles: Path, checks: Path) -> dict[str, Any]:
     """Everything one trace page shows (JSON-ready)."""
     found = _load_profiles(profiles)
@@ -157,6 +167,7 @@ def page_data(shape: str, summary: pd.DataFrame, profiles: Path, checks: Path) -
     order = [mine, *sorted(k for k in found if k != mine)]
     return {
         "shape": shape,
+        "cost": cost_line(found.get(mine)),
         "profiles": {k: found[k] for k in order if k in found},
         "strategies": _strategy_rows(summary, shape),
         "split": _anatomies(checks),
@@ -185,7 +196,7 @@ def fig_bounds(data: dict[str, Any]) -> plt.Figure:
         ax.set_yscale("log", base=2)  # 1x to 64x: a trace's 1.1x and a synthetic shape's 40x both readable
         ax.set_xlabel("workers")
         ax.set_title(name, fontsize=9)
-    axes[0][0].set_ylabel("ideal speedup (uniform event cost)")
+    axes[0][0].set_ylabel("ideal speedup (each event at its cost)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1), fontsize=8, frameon=False)
     fig.suptitle(f"gem5 trace {data['shape']}: bounds against workers, beside the synthetic workloads", fontsize=10)
@@ -198,6 +209,7 @@ def page_html(data: dict[str, Any], figure: str | None) -> str:
     strategies = pd.DataFrame(data["strategies"])
     parts = [
         f"<h1>gem5 trace {html.escape(data['shape'])}</h1>",
+        f"<p>{html.escape(data.get('cost', ''))}</p>",
         f"<p>{html.escape(data['footprint'])}</p>",
         "<h2>Profile, beside the synthetic workloads</h2>",
         profile_table(data).to_html(escape=True),
@@ -244,7 +256,8 @@ def pdf_pages(_data: Any = None, outdir: str | Path = OUTDIR) -> list[plt.Figure
     folder = Path(outdir)
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         data = json.loads(path.read_text())
-        lines = [data["footprint"], "", "Profile:", *profile_table(data).to_string().splitlines(), ""]
+        lines = [data.get("cost", ""), data["footprint"], "", "Profile:"]
+        lines += [*profile_table(data).to_string().splitlines(), ""]
         strategies = pd.DataFrame(data["strategies"])
         lines += ["Verdicts and 2-worker loop speedup at the trace's replay cost:"]
         lines += strategies.to_string(index=False).splitlines() if not strategies.empty else ["no cells"]
