@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tickpar.gem5 import TraceError, import_trace
-from tickpar.gem5.importer import CLOCK, STORED
+from tickpar.gem5.importer import ABSOLUTE, CLOCK
 from tickpar.gem5.lines import MAX_TICK, TraceReader, read_trace
 from tickpar.gem5.names import ComponentRules, component_of, load_mapping
 from tickpar.native.record import DESCHEDULE, RESCHEDULE, SCHEDULE
@@ -95,7 +95,7 @@ def test_insert_log_parents_delays_and_silent_events(tmp_path: Path) -> None:
     assert served(trace) == [(10, "a.e"), (12, "c.e"), (15, "b.e"), (20, "a.e"), (21, "b.e")]
     assert trace.rules["ran_silently"] == 1
     assert ops(trace)[:3] == [
-        (-1, SCHEDULE, "a.e", STORED, 10),
+        (-1, SCHEDULE, "a.e", ABSOLUTE, 10),
         (0, SCHEDULE, "b.e", CLOCK, 5),
         (0, SCHEDULE, "c.e", CLOCK, 2),
     ]
@@ -122,7 +122,7 @@ def test_reinsert_at_its_own_tick_means_it_ran_just_before(tmp_path: Path, fmt: 
 def test_pointer_reuse_cancels_the_pending_event(tmp_path: Path) -> None:
     text = "0x10,x.e,0,100\n0x20,b.e,0,5\n0x20,b.e,0x10,y.e,5,50\n0x20,b.e,0x20,b.e,5,60\n0x20,b.e,0x20,b.e,60,70\n"
     trace = import_trace(write(tmp_path, text))
-    assert (0, DESCHEDULE, "x.e", STORED, 0) in ops(trace)  # attributed to the occurrence that reused the address
+    assert (0, DESCHEDULE, "x.e", ABSOLUTE, 0) in ops(trace)  # attributed to the occurrence that reused the address
     assert trace.rules["pointer_reuse"] == 1 and trace.rules["cancelled"] == 1
     assert "x.e" not in [name for _t, name in served(trace)]
 
@@ -141,7 +141,7 @@ def test_insertion_with_no_event_running_mid_run_is_a_stored_tick(tmp_path: Path
     text = "0x10,a.e,0,5\n0x10,a.e,0x10,a.e,5,9\n0x20,b.e,9,30\n0x10,a.e,0x10,a.e,9,40\n"
     trace = import_trace(write(tmp_path, text))
     # b.e is inserted with no event running after a.e ran at 5: attributed to that occurrence, stored tick
-    assert (0, SCHEDULE, "b.e", STORED, 30) in ops(trace)
+    assert (0, SCHEDULE, "b.e", ABSOLUTE, 30) in ops(trace)
     assert trace.rules["no_parent"] == 1
 
 
@@ -192,7 +192,7 @@ def test_stock_trace_keeps_the_executed_order(tmp_path: Path) -> None:
     levels = [trace.inst_level[i] for i in trace.occ_inst]
     assert levels[2] < levels[3]
     assert levels[0] == levels[1]  # b.e, scheduled after a.e, runs first: gem5's LIFO at one level
-    assert (3, DESCHEDULE, "e.e", STORED, 0) in ops(trace)
+    assert (3, DESCHEDULE, "e.e", ABSOLUTE, 0) in ops(trace)
     assert trace.rules["cancelled"] == 1
 
 

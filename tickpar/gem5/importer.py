@@ -84,11 +84,9 @@ from typing import Any
 
 from tickpar.gem5.lines import MAX_TICK, TraceError, TraceLine, TraceReader, read_trace
 from tickpar.gem5.names import ComponentRules, is_exit_event_name, load_mapping
-from tickpar.native.record import DESCHEDULE, RESCHEDULE, SCHEDULE
+from tickpar.native.record import ABSOLUTE, CLOCK, DESCHEDULE, RESCHEDULE, SCHEDULE
 
-__all__ = ["CLOCK", "STORED", "ImportedTrace", "TraceError", "assign_components", "import_trace"]
-
-CLOCK, STORED = 0, 1  # an operation's when: cur_tick + delay, or a stored tick (tickpar.native.record's modes)
+__all__ = ["ABSOLUTE", "CLOCK", "ImportedTrace", "TraceError", "assign_components", "import_trace"]
 PENDING, RAN, CANCELLED, DROPPED = 0, 1, 2, 3
 FIRST_LEVEL, LAST_LEVEL = -128, 99  # model events take priorities below SIM_EXIT (100)
 RULES = (
@@ -108,8 +106,8 @@ class ImportedTrace:
     occurrence, -1 if it never ran) and ``inst_level`` (its priority).  Occurrences, in
     execution order: ``occ_inst`` and ``occ_tick``.  Operations, in the order made:
     ``op_occ`` (-1: before the loop), ``op_kind`` (SCHEDULE, RESCHEDULE, DESCHEDULE of
-    :mod:`tickpar.native.record`), ``op_inst``, ``op_mode`` (:data:`CLOCK` or :data:`STORED`),
-    ``op_value`` (delay or tick) and ``op_delay`` (``when - curTick`` as printed).
+    :mod:`tickpar.native.record`), ``op_inst``, ``op_mode`` (:data:`CLOCK`: ``cur_tick + delay``, or
+    :data:`ABSOLUTE`: a stored tick), ``op_value`` (delay or tick) and ``op_delay`` (``when - curTick`` as printed).
     ``end_tick``: the last tick the replay serves.  ``rules``: how often each rule decided
     something (see the module docstring); ``reader``: what was skipped or warned about.
     ``exit_events``: gem5's exit event(s) left out, ``(name, tick)`` (rule ``exit_event``).
@@ -163,7 +161,7 @@ class _Importer:
     """The streaming reconstruction (one pass over the lines; see the module docstring)."""
 
     def __init__(self, path: str, fmt: str, events: int) -> None:
-        self.t = ImportedTrace(path=path, format=fmt)
+        self.trace = ImportedTrace(path=path, format=fmt)
         self.limit_events = events
         self.name_ids: dict[str, int] = {}
         self.obj_ids: dict[tuple[str, int], int] = {}
@@ -178,8 +176,8 @@ class _Importer:
         self.force_up: list[bool] = []  # per occurrence: it moved an event pending at its own tick
         self.limit_objs: set[str] = set()
         self.pos = 0.0
-        self.cur = -1
-        self.current = -1  # the running occurrence (insert log: the parent's; stock: the last executed)
+        self.cur_tick = -1
+        self.running = -1  # the running occurrence (insert log: the parent's; stock: the last executed)
         self.current_parent: tuple[str, str] | None = None
         self.self_reinserted = False
         self.cutoff: int | None = None
@@ -189,7 +187,7 @@ class _Importer:
     def name_id(self, name: str) -> int:
         found = self.name_ids.get(name)
         if found is None:
-            t = self.t
+            t = self.trace
             found = self.name_ids[name] = len(t.names)
             t.names.append(name)
         return found
@@ -200,12 +198,12 @@ class _Importer:
         if found is None:
             found = self.obj_ids[key] = len(self.obj_ids)
             self.by_ptr.setdefault(ptr, {})[name] = found
-            self.t.obj_ptr.append(ptr)
+            self.trace.obj_ptr.append(ptr)
         return found
 
     # -- instances, occurrences, operations --------------------------------------------------------
     def new_instance(self, obj: int, name: int, when: int) -> int:
-        t = self.t
+        t = self.trace
         inst = len(t.inst_obj)
         t.inst_obj.append(obj)
         t.inst_name.append(name)
@@ -214,13 +212,13 @@ class _Importer:
         t.inst_occ.append(-1)
         t.inst_level.append(LAST_LEVEL)
         self.ins_pos.append(self.pos)
-        self.inserter.append(self.current)
+        self.inserter.append(self.running)
         self.live[obj] = inst
         heapq.heappush(self.heap, (when, -self.pos, inst))
         return inst
 
     def run_instance(self, inst: int, tick: int, served: float) -> int:
-        t = self.t
+        t = self.trace
         occ = len(t.occ_inst)
         t.occ_inst.append(inst)
         t.occ_tick.append(tick)
@@ -230,19 +228,19 @@ class _Importer:
         self.last_pos.append(served)
         self.force_up.append(False)
         if self.limit_events and self.cutoff is None and occ >= self.limit_events:
-            self.cutoff = max(tick, self.cur)
+            self.cutoff = max(tick, self.cur_tick)
         return occ
 
     def add_op(self, kind: int, inst: int, tick: int, when: int, parented: bool) -> None:
-        t = self.t
-        occ = self.current
+        t = self.trace
+        occ = self.running
         if occ < 0:
-            ctx, mode, value = -1, STORED, when
+            ctx, mode, value = -1, ABSOLUTE, when
         elif parented and t.occ_tick[occ] == tick:
             ctx, mode, value = occ, CLOCK, when - tick
         else:
-            ctx, mode, value = occ, STORED, when
-            self.t.rules["no_parent"] += 1
+            ctx, mode, value = occ, ABSOLUTE, when
+            self.trace.rules["no_parent"] += 1
         if kind != SCHEDULE and ctx >= 0 and t.inst_when[inst] == t.occ_tick[ctx] and t.inst_state[inst] == PENDING:
             self.force_up[ctx] = True
         if ctx >= 0:
@@ -250,31 +248,32 @@ class _Importer:
         t.op_occ.append(ctx)
         t.op_kind.append(kind)
         t.op_inst.append(inst)
-        t.op_mode.append(mode if kind != DESCHEDULE else STORED)
+        t.op_mode.append(mode if kind != DESCHEDULE else ABSOLUTE)
         t.op_value.append(value if kind != DESCHEDULE else 0)
         t.op_delay.append(when - tick if kind != DESCHEDULE else 0)
 
     def pending(self, obj: int) -> int:
         inst = self.live.get(obj, -1)
-        return inst if inst >= 0 and self.t.inst_state[inst] == PENDING else -1
+        return inst if inst >= 0 and self.trace.inst_state[inst] == PENDING else -1
 
     # -- the clock ------------------------------------------------------------------------------------
     def advance(self, tick: int, line: TraceLine) -> None:
-        if tick < self.cur:
+        if tick < self.cur_tick:
             raise TraceError(
-                f"{self.t.path}:{line.lineno}: curTick goes back from {self.cur} to {tick}: lines of several event "
-                "queues interleave (a multi-queue run) and cannot be attributed; tickpar imports one queue's trace"
+                f"{self.trace.path}:{line.lineno}: curTick goes back from {self.cur_tick} to {tick}: lines of"
+                " several event queues interleave (a multi-queue run) and cannot be attributed; tickpar imports one"
+                " queue's trace"
             )
-        if tick > self.cur:
+        if tick > self.cur_tick:
             self.flush(tick)
-            self.cur = tick
+            self.cur_tick = tick
             self.tick_start = self.pos
             self.current_parent = None
             self.self_reinserted = False
 
     def flush(self, tick: int) -> None:
         """Every instance still pending before ``tick`` ran at its own tick (rule ``ran_silently``)."""
-        t = self.t
+        t = self.trace
         heap = self.heap
         while heap and heap[0][0] < tick:
             when, neg_pos, inst = heapq.heappop(heap)
@@ -286,7 +285,7 @@ class _Importer:
     def silent_served(self, inst: int, when: int) -> float:
         """Where a silent instance ran in its tick: first if pending when the tick began (latest-inserted
         first, by the sort), else right after the occurrence that inserted it."""
-        if when != self.cur:
+        if when != self.cur_tick:
             return self.pos  # a tick with no line: only silent events, in LIFO order
         ins = self.ins_pos[inst]
         if ins < self.tick_start:
@@ -297,21 +296,21 @@ class _Importer:
     # -- lines ------------------------------------------------------------------------------------------
     def start(self, ptr: str, name: str, tick: int) -> None:
         """The event ``(ptr, name)`` runs now (an ``executed`` line, or a new parent)."""
-        t = self.t
+        t = self.trace
         nid = self.name_id(name)
         obj = self.obj_id(ptr, nid)
         inst = self.pending(obj)
         if inst < 0 or t.inst_when[inst] != tick:
             t.rules["untraced"] += 1
-            saved, self.current = self.current, -1
+            saved, self.running = self.running, -1
             inst = self.new_instance(obj, nid, tick)
             self.add_op(SCHEDULE, inst, tick, tick, parented=False)
-            self.current = saved
-        self.current = self.run_instance(inst, tick, self.pos)
+            self.running = saved
+        self.running = self.run_instance(inst, tick, self.pos)
         t.rules["parent"] += 1
 
     def insert(self, line: TraceLine, kind: str, parented: bool) -> None:
-        t = self.t
+        t = self.trace
         ptr, tick, when = line.ptr, line.tick, line.when
         if when == MAX_TICK or ptr in self.limit_objs:
             if ptr not in self.limit_objs:
@@ -332,29 +331,29 @@ class _Importer:
                 t.inst_state[inst] = CANCELLED
                 t.rules["cancelled"] += 1
             return
-        if inst >= 0 and t.inst_when[inst] == tick and self.current >= 0 and kind == "inserted":
+        if inst >= 0 and t.inst_when[inst] == tick and self.running >= 0 and kind == "inserted":
             # pending at this very tick and inserted again: it ran, just before the current occurrence
             t.rules["ran_silently"] += 1
-            self.run_instance(inst, tick, self.served_pos[self.current] - 0.5)
+            self.run_instance(inst, tick, self.served_pos[self.running] - 0.5)
             inst = -1
         if inst >= 0:
             self.add_op(RESCHEDULE, inst, tick, when, parented)
             t.inst_when[inst] = when
             self.ins_pos[inst] = self.pos
-            self.inserter[inst] = self.current
+            self.inserter[inst] = self.running
             heapq.heappush(self.heap, (when, -self.pos, inst))
             t.rules["reschedule"] += 1
         else:
             inst = self.new_instance(obj, nid, when)
             self.add_op(SCHEDULE, inst, tick, when, parented)
-        if parented and self.current >= 0 and t.occ_inst[self.current] >= 0 and when == tick:
-            running = t.occ_inst[self.current]
+        if parented and self.running >= 0 and t.occ_inst[self.running] >= 0 and when == tick:
+            running = t.occ_inst[self.running]
             if t.inst_obj[running] == obj:
                 self.self_reinserted = True
 
     def reuse(self, ptr: str, nid: int, tick: int, parented: bool) -> None:
         """The address holds a pending event of another name: that one was descheduled and deleted."""
-        t = self.t
+        t = self.trace
         for other, obj in self.by_ptr.get(ptr, {}).items():
             if other == nid:
                 continue
@@ -362,21 +361,21 @@ class _Importer:
             if inst < 0:
                 continue
             t.rules["pointer_reuse"] += 1
-            if t.inst_when[inst] > tick or self.current < 0:
+            if t.inst_when[inst] > tick or self.running < 0:
                 self.add_op(DESCHEDULE, inst, tick, t.inst_when[inst], parented)
                 t.inst_state[inst] = CANCELLED
                 t.rules["cancelled"] += 1
             else:
                 t.rules["ran_silently"] += 1
-                served = self.served_pos[self.current] - 0.5 if self.current >= 0 else self.pos - 0.5
+                served = self.served_pos[self.running] - 0.5 if self.running >= 0 else self.pos - 0.5
                 self.run_instance(inst, tick, served)
 
     def line(self, line: TraceLine) -> None:
         self.pos += 1.0
         if line.when < line.tick and line.action != "descheduled":
             raise TraceError(
-                f"{self.t.path}:{line.lineno}: {line.name} {line.action} @ {line.when} at tick {line.tick}: a schedule"
-                " into the past (gem5 asserts when >= curTick)"
+                f"{self.trace.path}:{line.lineno}: {line.name} {line.action} @ {line.when} at tick {line.tick}: a"
+                " schedule into the past (gem5 asserts when >= curTick)"
             )
         self.advance(line.tick, line)
         if line.action == "inserted":
@@ -390,15 +389,15 @@ class _Importer:
             self.insert(line, "inserted", parented)
         elif line.action == "executed":
             self.start(line.ptr, line.name, line.tick)
-            self.last_executed = self.current
+            self.last_executed = self.running
         else:
             self.insert(line, line.action, parented=True)
 
     def finish(self, reader: TraceReader) -> ImportedTrace:
-        t = self.t
+        t = self.trace
         t.format = reader.format
         t.reader = reader
-        last = self.cur
+        last = self.cur_tick
         if self.cutoff is not None:
             last = min(last, self.cutoff)
         self.flush(last)
@@ -422,7 +421,7 @@ class _Importer:
 
     def exit_event(self, last: int) -> bool:
         """Rule ``exit_event``: leave out gem5's exit event, and what it left pending at its tick."""
-        t = self.t
+        t = self.trace
         occ = self.last_executed
         if self.cutoff is not None or occ < 0 or t.occ_tick[occ] != last:
             return False
@@ -441,7 +440,7 @@ class _Importer:
 
     def renumber(self, order: list[int]) -> None:
         """Occurrences in execution order (ids = positions); those after the end are dropped."""
-        t = self.t
+        t = self.trace
         new_id = {old: new for new, old in enumerate(order)}
         t.occ_inst = [t.occ_inst[k] for k in order]
         t.occ_tick = [t.occ_tick[k] for k in order]
@@ -471,7 +470,7 @@ class _Importer:
         object which an earlier occurrence of the level ran or operated on: the two must run in the
         observed order in every order mode (canonical order reorders a level by source).
         """
-        t = self.t
+        t = self.trace
         ins, served = self.ins_pos, self.served_pos
         targets: list[list[int]] = [[] for _ in t.occ_inst]
         for occ, inst in zip(t.op_occ, t.op_inst, strict=True):

@@ -1,15 +1,15 @@
-// tickpar_native._gem5: the gem5 event-trace importer in C++, a faithful port of tickpar/gem5/lines.py
-// (read_trace: both formats, auto-detection, banner and other-flag lines, the same one-line errors) and
-// tickpar/gem5/importer.py (_Importer: every reconstruction rule, the same float positions, tie-breaks,
-// levels and renumbering).  Component assignment stays in Python (the names come back in first-seen order).
+// tickpar's gem5 event-trace importer in C++: a faithful port of tickpar/gem5/lines.py (read_trace: both
+// formats, auto-detection, banner and other-flag lines, the same one-line errors) and tickpar/gem5/importer.py
+// (_Importer: every reconstruction rule, the same float positions, tie-breaks, levels and renumbering; the
+// rules are written once, in importer.py's docstring).  Component assignment stays in Python
+// (importer.assign_components, for both importers).  The Python binding is gem5_module.cpp.
 //
 // The Python importer stays the reference.  Where this port cannot promise the same answer it gives up
-// and says so (import_trace returns a str, the reason) and the caller reruns the Python importer: a
-// non-ASCII byte (Python decodes UTF-8 and its regexes see Unicode whitespace and digits), a number
-// beyond int64 (Python's ints are unbounded; MaxTick as a `when` is understood), a file that cannot be
-// opened, and any .gz problem (Python's gzip errors name the line its buffering reached).
-#include <nanobind/nanobind.h>
-#include <nanobind/stl/string.h>
+// and says so (a Fallback, the reason) and the caller reruns the Python importer: a non-ASCII byte (Python
+// decodes UTF-8 and its regexes see Unicode whitespace and digits), a number beyond int64 (Python's ints
+// are unbounded; MaxTick as a `when` is understood), a file that cannot be opened, and any .gz problem
+// (Python's gzip errors name the line its buffering reached).
+#pragma once
 
 #include <algorithm>
 #include <array>
@@ -21,14 +21,13 @@
 #include <utility>
 #include <vector>
 
+#include "engine.hpp"
+
 #ifdef TICKPAR_HAVE_ZLIB
 #include <zlib.h>
 #endif
 
-namespace nb = nanobind;
-using namespace nb::literals;
-
-namespace {
+namespace tp::gem5 {
 
 using sv = std::string_view;
 
@@ -39,8 +38,12 @@ struct TraceErr {
   std::string msg;
 };
 
-constexpr int64_t SCHEDULE = 0, RESCHEDULE = 1, DESCHEDULE = 3;
-constexpr int64_t CLOCK = 0, STORED = 1;
+// The operation kinds and `when` modes are the engine's own (engine.hpp), as tickpar.native.record's are.
+using tp::ABSOLUTE;
+using tp::CLOCK;
+using tp::DESCHEDULE;
+using tp::RESCHEDULE;
+using tp::SCHEDULE;
 constexpr int64_t PENDING = 0, RAN = 1, CANCELLED = 2, DROPPED = 3;
 constexpr int64_t FIRST_LEVEL = -128, LAST_LEVEL = 99;
 
@@ -48,43 +51,43 @@ enum Rule {
   R_PARENT, R_NO_PARENT, R_RESCHEDULE, R_RAN_SILENTLY, R_CANCELLED, R_POINTER_REUSE, R_LIMIT_EVENT,
   R_UNTRACED, R_ORDER, R_WHEN, R_LAST_TICK, R_ORDER_LEVELS_EXHAUSTED, R_EXIT_EVENT, R_EXIT_UNREACHED, N_RULES
 };
-const char* const RULE_NAMES[N_RULES] = {
+inline const char* const RULE_NAMES[N_RULES] = {
     "parent",   "no_parent", "reschedule", "ran_silently", "cancelled", "pointer_reuse",
     "limit_event", "untraced", "order", "when", "last_tick", "order_levels_exhausted", "exit_event",
     "exit_unreached"};
 
 enum Action { A_INSERTED, A_SCHEDULED, A_RESCHEDULED, A_DESCHEDULED, A_EXECUTED };
-const char* const ACTION_NAMES[5] = {"inserted", "scheduled", "rescheduled", "descheduled", "executed"};
+inline const char* const ACTION_NAMES[5] = {"inserted", "scheduled", "rescheduled", "descheduled", "executed"};
 
 // names.is_exit_event_name: ^Event_\d+$ (an event without a name of its own, as gem5's exit events are)
-bool is_exit_event_name(sv name) {
+inline bool is_exit_event_name(sv name) {
   if (name.size() < 7 || name.substr(0, 6) != "Event_") return false;
   for (size_t i = 6; i < name.size(); ++i)
     if (name[i] < '0' || name[i] > '9') return false;
   return true;
 }
-const sv ACTION_WORDS[4] = {"scheduled", "rescheduled", "descheduled", "executed"};  // the regex's order
+inline const sv ACTION_WORDS[4] = {"scheduled", "rescheduled", "descheduled", "executed"};  // the regex's order
 
 // -- Python's str semantics on ASCII ----------------------------------------------------------------
 inline bool pyspace(unsigned char c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x1f); }
 inline bool isdig(unsigned char c) { return c >= '0' && c <= '9'; }
 inline bool ishex(unsigned char c) { return isdig(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-sv strip(sv s) {
+inline sv strip(sv s) {
   size_t a = 0, b = s.size();
   while (a < b && pyspace(s[a])) ++a;
   while (b > a && pyspace(s[b - 1])) --b;
   return s.substr(a, b - a);
 }
 
-bool all_digits(sv s) {  // str.isdigit() on ASCII
+inline bool all_digits(sv s) {  // str.isdigit() on ASCII
   if (s.empty()) return false;
   for (unsigned char c : s)
     if (!isdig(c)) return false;
   return true;
 }
 
-bool is_ptr(sv s) {  // ^(0x[0-9a-fA-F]+|\d+)$
+inline bool is_ptr(sv s) {  // ^(0x[0-9a-fA-F]+|\d+)$
   if (s.size() > 2 && s[0] == '0' && s[1] == 'x') {
     bool ok = true;
     for (size_t i = 2; i < s.size(); ++i)
@@ -94,7 +97,7 @@ bool is_ptr(sv s) {  // ^(0x[0-9a-fA-F]+|\d+)$
   return all_digits(s);
 }
 
-std::string pyrepr(sv s) {  // repr() of an ASCII str
+inline std::string pyrepr(sv s) {  // repr() of an ASCII str
   bool sq = s.find('\'') != sv::npos, dq = s.find('"') != sv::npos;
   char q = (sq && !dq) ? '"' : '\'';
   std::string out(1, q);
@@ -122,7 +125,7 @@ std::string pyrepr(sv s) {  // repr() of an ASCII str
 }
 
 // A digit string (already checked) as int64; `when` may be MaxTick (2^64-1): max_ok.
-int64_t to_int(sv digits, bool* is_max = nullptr) {
+inline int64_t to_int(sv digits, bool* is_max = nullptr) {
   unsigned __int128 v = 0;
   for (unsigned char c : digits) {
     v = v * 10 + (c - '0');
@@ -140,7 +143,7 @@ int64_t to_int(sv digits, bool* is_max = nullptr) {
 }
 
 // The tail every Event line ends with: ` <action> @ <when>\s*$`; t0 = the space before the action.
-bool stock_tail(sv line, size_t& t0, int& action, size_t& when_a, size_t& when_b) {
+inline bool stock_tail(sv line, size_t& t0, int& action, size_t& when_a, size_t& when_b) {
   size_t e = line.size();
   while (e > 0 && pyspace(line[e - 1])) --e;
   size_t k = e;
@@ -166,7 +169,7 @@ struct Stock {
 };
 
 // _STOCK: ^\s*(\d+): (?:Event: )?(.+?): (.*?) ?(\S+) (scheduled|...|executed) @ (\d+)\s*$
-bool match_stock(sv line, Stock& m) {
+inline bool match_stock(sv line, Stock& m) {
   size_t n = line.size(), i = 0;
   while (i < n && pyspace(line[i])) ++i;
   size_t ta = i;
@@ -204,7 +207,7 @@ bool match_stock(sv line, Stock& m) {
 }
 
 // _STOCK_NO_TICK: ^\s*(?:Event: )?\S.*: .* (?:scheduled|...|executed) @ \d+\s*$
-bool match_no_tick(sv line) {
+inline bool match_no_tick(sv line) {
   size_t n = line.size(), a = 0;
   while (a < n && pyspace(line[a])) ++a;
   if (a == n) return false;
@@ -217,7 +220,7 @@ bool match_no_tick(sv line) {
 }
 
 // _OTHER_FLAG: ^\s*\d+: \S
-bool match_other_flag(sv line) {
+inline bool match_other_flag(sv line) {
   size_t n = line.size(), i = 0;
   while (i < n && pyspace(line[i])) ++i;
   size_t a = i;
@@ -225,7 +228,7 @@ bool match_other_flag(sv line) {
   return i > a && i + 3 <= n && line[i] == ':' && line[i + 1] == ' ' && !pyspace(line[i + 2]);
 }
 
-void split_commas(sv s, std::vector<sv>& out) {
+inline void split_commas(sv s, std::vector<sv>& out) {
   out.clear();
   size_t a = 0;
   while (true) {
@@ -606,11 +609,11 @@ struct Importer {
   void add_op(int64_t kind, int64_t inst, int64_t tick, int64_t when, bool parented) {
     int64_t occ = current, ctx, mode, value;
     if (occ < 0) {
-      ctx = -1, mode = STORED, value = when;
+      ctx = -1, mode = ABSOLUTE, value = when;
     } else if (parented && occ_tick[occ] == tick) {
       ctx = occ, mode = CLOCK, value = when - tick;
     } else {
-      ctx = occ, mode = STORED, value = when;
+      ctx = occ, mode = ABSOLUTE, value = when;
       rule(R_NO_PARENT);
     }
     if (kind != SCHEDULE && ctx >= 0 && inst_when[inst] == occ_tick[ctx] && inst_state[inst] == PENDING)
@@ -619,7 +622,7 @@ struct Importer {
     op_occ.push_back(ctx);
     op_kind.push_back(kind);
     op_inst.push_back(inst);
-    op_mode.push_back(kind != DESCHEDULE ? mode : STORED);
+    op_mode.push_back(kind != DESCHEDULE ? mode : ABSOLUTE);
     op_value.push_back(kind != DESCHEDULE ? value : 0);
     op_delay.push_back(kind != DESCHEDULE ? when - tick : 0);
   }
@@ -937,7 +940,7 @@ struct Importer {
 };
 
 enum Fmt { F_AUTO, F_EVENT, F_INSERT };
-const char* const FMT_NAMES[3] = {"auto", "event", "insert-log"};
+inline const char* const FMT_NAMES[3] = {"auto", "event", "insert-log"};
 
 struct Reader {
   std::string shown;  // str(Path(path)): the reader's errors name it
@@ -950,7 +953,7 @@ struct Reader {
   }
 };
 
-int detect_format(sv line, std::vector<sv>& fields) {
+inline int detect_format(sv line, std::vector<sv>& fields) {
   split_commas(strip(line), fields);
   size_t n = fields.size();
   if ((n == 4 || n == 6) && is_ptr(fields[0]) && all_digits(fields[n - 1]) && all_digits(fields[n - 2]))
@@ -960,12 +963,12 @@ int detect_format(sv line, std::vector<sv>& fields) {
   return F_AUTO;
 }
 
-std::string fields_what(size_t n) {
+inline std::string fields_what(size_t n) {
   return std::to_string(n) + " comma-separated fields: the insert log has 4 or 6";
 }
 
 // _insert_line: "" on success, else its error text
-std::string insert_line(const std::vector<sv>& f, Line& out, Importer& imp) {
+inline std::string insert_line(const std::vector<sv>& f, Line& out, Importer& imp) {
   sv parent, parent_name, ptr, name, tick, when;
   bool has_parent = f.size() == 6;
   if (has_parent) {
@@ -993,7 +996,7 @@ std::string insert_line(const std::vector<sv>& f, Line& out, Importer& imp) {
   return "";
 }
 
-void run_import(const std::string& path, int req_fmt, Reader& rd, Importer& imp) {
+inline void run_import(const std::string& path, int req_fmt, Reader& rd, Importer& imp) {
   Source src(path);
   LineReader lr(src);
   rd.fmt = req_fmt;
@@ -1081,103 +1084,4 @@ void run_import(const std::string& path, int req_fmt, Reader& rd, Importer& imp)
                    " line(s): expected the stock Event trace or the insert log (format=" + FMT_NAMES[req_fmt] + ")"};
 }
 
-nb::bytes raw(const std::vector<int64_t>& v) {
-  return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
-}
-
-// The import as a dict, or a str (why this port defers to the Python importer).  Bad input: ValueError
-// with lines.py's / importer.py's one-line text.
-nb::object import_trace(const std::string& path, const std::string& shown, const std::string& tpath,
-                        const std::string& fmt, int64_t events) {
-  int req;
-  if (fmt == "auto")
-    req = F_AUTO;
-  else if (fmt == "event")
-    req = F_EVENT;
-  else if (fmt == "insert-log")
-    req = F_INSERT;
-  else
-    return nb::str("an unknown format");
-  Reader rd;
-  rd.shown = shown;
-  Importer imp;
-  imp.tpath = tpath;
-  imp.limit_events = events;
-  std::string fallback, error;
-  {
-    nb::gil_scoped_release unlock;
-    try {
-      run_import(path, req, rd, imp);
-      imp.finish();
-    } catch (const Fallback& f) {
-      fallback = f.why.empty() ? "unsupported" : f.why;
-    } catch (const TraceErr& e) {
-      error = e.msg;
-    } catch (const std::bad_alloc&) {
-      fallback = "out of memory";
-    }
-  }
-  if (!fallback.empty()) return nb::str(fallback.c_str());
-  if (!error.empty()) throw nb::value_error(error.c_str());
-  nb::list names;
-  for (int32_t p : imp.names) {
-    sv name = imp.pool.str(p);
-    names.append(nb::str(name.data(), name.size()));
-  }
-  nb::list obj_ptr;
-  for (int32_t p : imp.obj_ptr) {
-    sv ptr = imp.pool.str(p);
-    obj_ptr.append(nb::str(ptr.data(), ptr.size()));
-  }
-  nb::list exit_events;
-  for (auto [p, tick] : imp.exit_events) {
-    sv name = imp.pool.str(p);
-    exit_events.append(nb::make_tuple(nb::str(name.data(), name.size()), tick));
-  }
-  nb::list rules;
-  for (int r : imp.rule_order) rules.append(nb::make_tuple(nb::str(RULE_NAMES[r]), imp.rules[r]));
-  nb::list warnings;
-  for (const std::string& w : rd.warnings) warnings.append(nb::str(w.c_str()));
-  nb::dict out;
-  out["names"] = names;
-  out["obj_ptr"] = obj_ptr;
-  out["exit_events"] = exit_events;
-  out["inst_obj"] = raw(imp.inst_obj);
-  out["inst_name"] = raw(imp.inst_name);
-  out["inst_when"] = raw(imp.inst_when);
-  out["inst_state"] = raw(imp.inst_state);
-  out["inst_occ"] = raw(imp.inst_occ);
-  out["inst_level"] = raw(imp.inst_level);
-  out["occ_inst"] = raw(imp.occ_inst);
-  out["occ_tick"] = raw(imp.occ_tick);
-  out["op_occ"] = raw(imp.op_occ);
-  out["op_kind"] = raw(imp.op_kind);
-  out["op_inst"] = raw(imp.op_inst);
-  out["op_mode"] = raw(imp.op_mode);
-  out["op_value"] = raw(imp.op_value);
-  out["op_delay"] = raw(imp.op_delay);
-  out["end_tick"] = imp.end_tick;
-  out["first_tick"] = imp.first_tick;
-  out["rules"] = rules;
-  out["format"] = nb::str(FMT_NAMES[rd.fmt]);
-  out["lines"] = rd.lines;
-  out["events"] = rd.events;
-  out["skipped_banner"] = rd.skipped_banner;
-  out["skipped_other"] = rd.skipped_other;
-  out["warnings"] = warnings;
-  return out;
-}
-
-}  // namespace
-
-NB_MODULE(_gem5, m) {
-  m.doc() = "tickpar's gem5 trace importer in C++ (a port of tickpar.gem5.lines and tickpar.gem5.importer)";
-#ifdef TICKPAR_HAVE_ZLIB
-  m.attr("HAVE_ZLIB") = true;
-#else
-  m.attr("HAVE_ZLIB") = false;
-#endif
-  m.def("import_trace", &import_trace, "path"_a, "shown"_a, "tpath"_a, "fmt"_a, "events"_a,
-        "Import a gem5 trace: a dict of names, int64 arrays (bytes), counters; or a str, the reason to use "
-        "the Python importer instead.  Bad input raises ValueError with the Python importer's text.");
-}
+}  // namespace tp::gem5
