@@ -368,3 +368,11 @@ def test_paths_are_named_as_given(tmp_path: Path) -> None:
     write(tmp_path, INSERT, "good.txt")
     trace = compare(f"{tmp_path}//./good.txt")
     assert trace.path.endswith("//./good.txt") and trace.reader.path == trace.path
+
+
+def test_the_port_returns_exactly_the_importers_array_columns(tmp_path: Path) -> None:
+    """The int64 buffers the C++ port returns are ImportedTrace's ARRAY_COLUMNS: one list of names, checked."""
+    path = write(tmp_path, INSERT)
+    out = _gem5.import_trace(str(path), str(path), str(path), "auto", 0)
+    buffers = {key for key, value in out.items() if isinstance(value, bytes)}
+    assert buffers == set(importer_mod.ARRAY_COLUMNS)

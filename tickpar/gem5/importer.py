@@ -86,8 +86,14 @@ from tickpar.gem5.lines import MAX_TICK, TraceError, TraceLine, TraceReader, rea
 from tickpar.gem5.names import ComponentRules, is_exit_event_name, load_mapping
 from tickpar.native.record import ABSOLUTE, CLOCK, DESCHEDULE, RESCHEDULE, SCHEDULE
 
-__all__ = ["ABSOLUTE", "CLOCK", "ImportedTrace", "TraceError", "assign_components", "import_trace"]
+__all__ = ["ABSOLUTE", "ARRAY_COLUMNS", "CLOCK", "ImportedTrace", "TraceError", "assign_components", "import_trace"]
 PENDING, RAN, CANCELLED, DROPPED = 0, 1, 2, 3
+#: The integer columns of an :class:`ImportedTrace`, per instance, occurrence and operation: what the C++ port
+#: returns as int64 buffers (tests/test_gem5_native_import.py checks that it returns exactly these).
+INST_COLUMNS = ("inst_obj", "inst_name", "inst_when", "inst_state", "inst_occ", "inst_level")
+OCC_COLUMNS = ("occ_inst", "occ_tick")
+OP_COLUMNS = ("op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay")
+ARRAY_COLUMNS = INST_COLUMNS + OCC_COLUMNS + OP_COLUMNS
 FIRST_LEVEL, LAST_LEVEL = -128, 99  # model events take priorities below SIM_EXIT (100)
 RULES = (
     "parent", "no_parent", "reschedule", "ran_silently", "cancelled", "pointer_reuse", "limit_event",
@@ -452,14 +458,14 @@ class _Importer:
                 if t.inst_occ[inst] < 0 and t.inst_state[inst] == RAN:
                     t.inst_state[inst] = PENDING  # it runs after the end: never in the replay
         keep = [i for i, k in enumerate(t.op_occ) if k < 0 or k in new_id]
-        for name in ("op_kind", "op_inst", "op_mode", "op_value", "op_delay"):
+        for name in OP_COLUMNS[1:]:  # op_occ last: renumbered below
             col = getattr(t, name)
             setattr(t, name, [col[i] for i in keep])
         t.op_occ = [t.op_occ[i] if t.op_occ[i] < 0 else new_id[t.op_occ[i]] for i in keep]
         dropped = {inst for inst, s in enumerate(t.inst_state) if s == DROPPED}
         if dropped:
             keep = [i for i, inst in enumerate(t.op_inst) if inst not in dropped]
-            for name in ("op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay"):
+            for name in OP_COLUMNS:
                 col = getattr(t, name)
                 setattr(t, name, [col[i] for i in keep])
 
@@ -616,10 +622,7 @@ def import_native(path: str | Path, fmt: str, events: int, required: bool = Fals
         end_tick=out["end_tick"], first_tick=out["first_tick"], rules=Counter(dict(out["rules"])), reader=reader,
         exit_events=[(str(n), int(k)) for n, k in out["exit_events"]],
     )  # fmt: skip
-    for column in (
-        "inst_obj", "inst_name", "inst_when", "inst_state", "inst_occ", "inst_level", "occ_inst", "occ_tick",
-        "op_occ", "op_kind", "op_inst", "op_mode", "op_value", "op_delay",
-    ):  # fmt: skip
+    for column in ARRAY_COLUMNS:
         values = array("q")  # int64; the standard library's, as a gem5trace cell may run where numpy is not
         values.frombytes(out.pop(column))  # each buffer freed in turn
         setattr(t, column, values.tolist())
