@@ -10,12 +10,12 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
-import yaml
+from factories import make_summary, summary_row, sweep_config
 
 from tickpar.cli import main
 from tickpar.pipeline.accuracy import accuracy_table, thresholds
 from tickpar.pipeline.sweep import SweepError, load_sweep
-from tickpar.plugins.registry import REPO_ROOT, get_registry
+from tickpar.plugins.registry import get_registry
 from tickpar.report.accuracy import (
     ANCHORS,
     accuracy_findings,
@@ -148,25 +148,23 @@ def test_check_prints_errors_and_the_cell_record_holds_them(tmp_path: Path, caps
 # ---------------------------------------------------------------- accuracy.csv
 
 
-def _summary() -> pd.DataFrame:
+def _sweep() -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
+    cell = {"workload": "multicore", "shape": "fine", "order": "canonical"}
     for ratio, err in ((1.0, 0.0), (2.0, 0.004), (10.0, 0.05), (100.0, 0.3)):
         for seed, sign in ((1, 1), (2, -1)):
-            rows.append({"workload": "multicore", "shape": "fine", "strategy": "quantum", "variant": f"r{ratio:g}",
-                         "order": "canonical", "workers": 2, "seed": seed, "verdict": "exact" if not err else
-                         "diverged", "speedup": 1.0 + ratio / 100 + seed / 10, "stat_quantum_ratio": ratio,
-                         "stat_late_events": 10 * ratio, "error_final_tick": sign * err, "error_events": 0.0,
-                         "error_sim_ticks": sign * err / 2})  # fmt: skip
-    rows.append({"workload": "multicore", "shape": "fine", "strategy": "sequential", "variant": "default",
-                 "order": "canonical", "workers": 1, "seed": 1, "verdict": "exact", "speedup": 1.0,
-                 "error_final_tick": 0.0, "error_events": 0.0, "error_sim_ticks": 0.0})  # fmt: skip
-    rows.append({"workload": "multicore", "shape": "fine", "strategy": "split", "variant": "name", "order": "gem5",
-                 "workers": 2, "seed": 1, "verdict": "causality", "speedup": 0.9})  # fmt: skip
-    return pd.DataFrame(rows)
+            rows.append(summary_row(f"quantum/r{ratio:g}", 2, 1.0 + ratio / 100 + seed / 10, **cell, seed=seed,
+                                    verdict="exact" if not err else "diverged", stat_quantum_ratio=ratio,
+                                    stat_late_events=10 * ratio, error_final_tick=sign * err, error_events=0.0,
+                                    error_sim_ticks=sign * err / 2))  # fmt: skip
+    rows.append(summary_row("sequential", 1, 1.0, **cell, error_final_tick=0.0, error_events=0.0,
+                            error_sim_ticks=0.0))  # fmt: skip
+    rows.append(summary_row("split/name", 2, 0.9, **{**cell, "order": "gem5"}, verdict="causality"))
+    return make_summary(rows)
 
 
 def test_accuracy_table_groups_seeds_and_takes_absolute_errors() -> None:
-    table = accuracy_table(_summary())
+    table = accuracy_table(_sweep())
     assert list(table.columns[:7]) == ["workload", "shape", "strategy", "variant", "quantum_ratio", "workers",
                                        "speedup"]  # fmt: skip
     assert [c for c in table.columns if c.startswith("error_")] == [
@@ -181,23 +179,23 @@ def test_accuracy_table_groups_seeds_and_takes_absolute_errors() -> None:
 
 
 def test_thresholds_name_the_first_ratio_past_each_level() -> None:
-    limits = thresholds(accuracy_table(_summary())).set_index("level")
+    limits = thresholds(accuracy_table(_sweep())).set_index("level")
     assert limits.loc[0.01, "passes"] == 10.0 and limits.loc[0.01, "within"] == 2.0
     assert limits.loc[0.15, "passes"] == 100.0 and limits.loc[0.15, "within"] == 10.0
-    calm = thresholds(accuracy_table(_summary().query("stat_quantum_ratio < 5")), levels=(0.01,))
+    calm = thresholds(accuracy_table(_sweep().query("stat_quantum_ratio < 5")), levels=(0.01,))
     assert math.isnan(calm.iloc[0]["passes"]) and calm.iloc[0]["within"] == 2.0
 
 
 def test_empty_accuracy_table() -> None:
-    table = accuracy_table(_summary().drop(columns=[c for c in _summary().columns if c.startswith("error_")]))
+    table = accuracy_table(_sweep().drop(columns=[c for c in _sweep().columns if c.startswith("error_")]))
     assert table.empty and "quantum_ratio" in table.columns
-    only_baseline = accuracy_table(_summary().query("strategy == 'sequential'"))  # errors, but no parallel cell
+    only_baseline = accuracy_table(_sweep().query("strategy == 'sequential'"))  # errors, but no parallel cell
     assert only_baseline.empty and "error_final_tick" in only_baseline.columns
     assert thresholds(only_baseline).empty
 
 
 def test_accuracy_page_has_reference_lines_and_findings() -> None:
-    table = accuracy_table(_summary())
+    table = accuracy_table(_sweep())
     fig = fig_accuracy(table)
     ax = fig.axes[0]
     levels = sorted(line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--")
@@ -209,8 +207,8 @@ def test_accuracy_page_has_reference_lines_and_findings() -> None:
         "quantum on multicore/fine, 2 workers: worst error passes 1% at 10x (within it up to 2x); "
         "passes 15% at 100x (within it up to 10x)."
     ]
-    assert accuracy_findings(_summary()) == sentences and accuracy_findings(pd.DataFrame()) == []
-    page = summary_page(_summary())  # the same page, derived from summary.csv alone
+    assert accuracy_findings(_sweep()) == sentences and accuracy_findings(pd.DataFrame()) == []
+    page = summary_page(_sweep())  # the same page, derived from summary.csv alone
     assert any("passes 15% at 100x" in t.get_text() for t in page.texts)
     plt.close(page)
     (name, page), = pdf_pages(table.iloc[0:0])
@@ -222,8 +220,7 @@ def test_accuracy_page_has_reference_lines_and_findings() -> None:
 
 
 def test_a_strategy_may_name_its_own_workers_and_shapes() -> None:
-    cfg = yaml.safe_load((REPO_ROOT / "config" / "test.yaml").read_text())
-    cfg["workers"] = [1]
+    cfg = sweep_config(workers=[1])
     cfg["strategies"]["conservative"] = {"orders": ["gem5"], "workers": [2], "shapes": ["tiny"],
                                          "variants": {"w": {"sync": "window"}}}  # fmt: skip
     sweep = load_sweep(cfg, "test")

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 import yaml
+from factories import make_summary, summary_row, sweep_config
 from helpers import CALIBRATION  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
 from tickpar.perf.tables import model_rows, shape_bounds
@@ -24,21 +25,17 @@ from tickpar.runner import resolve_cell
 
 
 def _row(label: str, workers: int, work_us: float, loop: float, engine: str = "python", **kw: object) -> dict:
-    strategy, _, variant = label.partition("/")
-    return {
-        "workload": "phold", "shape": f"wide.work_us{work_us:g}", "family": "wide", "strategy": strategy,
-        "variant": variant or "default", "label": label if engine == "python" else f"{label} [native]",
-        "base_label": label, "workers": workers, "seed": 1, "order": "gem5", "work": "gil-release",
-        "engine": engine, "interpreter": "default", "verdict": "exact", "as_expected": True,
-        "promise_because": "canonical order: windows of the lookahead", "timing_status": "ok",
-        "speedup": loop, "speedup_lo": loop * 0.9, "speedup_hi": loop * 1.1, "loop_speedup": loop,
+    columns = {
+        "shape": f"wide.work_us{work_us:g}", "engine": engine, "as_expected": True,
+        "promise_because": "canonical order: windows of the lookahead", "loop_speedup": loop,
         "loop_speedup_lo": loop * 0.95, "loop_speedup_hi": loop * 1.05, "param_work_us": work_us,
-        "timed_exact": True, "contended": False, "bound_speedup": 2.0 if workers == 2 else 1.0, "efficiency": 0.5,
-        "us_per_event": 10.0, "overhead_us_per_event": 1.0, **kw,
+        "bound_speedup": 2.0 if workers == 2 else 1.0, "efficiency": 0.5, "us_per_event": 10.0,
+        "overhead_us_per_event": 1.0,
     }  # fmt: skip
+    return summary_row(label, workers, loop, tags=("native",) if engine == "native" else (), **{**columns, **kw})
 
 
-def _summary() -> pd.DataFrame:
+def _sweep() -> pd.DataFrame:
     """Python at 100 and 1000 µs; native at 0.1, 0.3 and 10 µs; split checked only, never exact."""
     rows = []
     sweeps = (("python", (100.0, 1000.0), (0.7, 1.6)), ("native", (0.1, 0.3, 10.0), (0.5, 0.9, 1.8)))
@@ -49,7 +46,7 @@ def _summary() -> pd.DataFrame:
     rows.append(_row("split/name", 2, 100.0, float("nan"), verdict="causality", timing_status="not timed",
                      promise_because="real threads: the failure shows up as often as handlers overlap"))  # fmt: skip
     rows.append(_row("split/name", 2, 1000.0, float("nan"), verdict="exact", timing_status="not timed"))
-    return report.prepare(pd.DataFrame(rows))
+    return make_summary(rows, prepare=True)
 
 
 def _prediction(presets: tuple[str, ...] = ("here", "cxx")) -> pd.DataFrame:
@@ -70,7 +67,7 @@ def _prediction(presets: tuple[str, ...] = ("here", "cxx")) -> pd.DataFrame:
 
 
 def test_the_table_has_a_row_per_strategy_variant_and_every_column() -> None:
-    table = answer.answer_table(_summary(), _prediction())
+    table = answer.answer_table(_sweep(), _prediction())
     assert table["strategy variant"].tolist() == ["sequential", "conservative/window-threads", "split/name"]
     assert list(table.columns) == [
         "scope", "strategy variant", "correct?", "why", "native 2w @0.3 µs, nearest to 1", "native 2w @0.1 µs",
@@ -90,7 +87,7 @@ def test_the_table_has_a_row_per_strategy_variant_and_every_column() -> None:
 
 
 def test_a_sweep_without_the_native_engine_says_the_cxx_preset_is_missing() -> None:
-    df = _summary()
+    df = _sweep()
     df = df[df["engine"] == "python"]
     pred = _prediction(("here",))
     assert answer.cxx_missing(pred) and not answer.cxx_missing(_prediction())
@@ -102,7 +99,7 @@ def test_a_sweep_without_the_native_engine_says_the_cxx_preset_is_missing() -> N
 
 def test_gem5_traces_get_a_row_per_trace() -> None:
     """Cells of workload gem5trace are grouped per trace file: param_trace, else trace=... in the shape."""
-    df = _summary()
+    df = _sweep()
     trace = [
         {**_row("sequential", 1, 1000.0, 1.0), "workload": "gem5trace", "param_trace": "traces/a.trace.gz"},
         {**_row("sequential", 1, 1000.0, 1.0), "workload": "gem5trace", "param_trace": "traces/b.trace.gz"},
@@ -115,7 +112,7 @@ def test_gem5_traces_get_a_row_per_trace() -> None:
 
 
 def test_findings_are_at_most_eight_and_name_a_page_of_the_report() -> None:
-    df = _summary()
+    df = _sweep()
     found = answer.answer_findings(df, _prediction(), answer.answer_table(df, _prediction()))
     assert 1 <= len(found) <= 8
     for _, pages in found:
@@ -127,7 +124,7 @@ def test_findings_are_at_most_eight_and_name_a_page_of_the_report() -> None:
 def test_the_answer_page_comes_first_and_diagnostics_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Page 1 is titled Answer; timing diagnostics and above-bound cells are in the appendix, the last page."""
     assert report.PDF_PAGES[0] == "answer" and report.PDF_PAGES[-1] == "appendix"
-    df = _summary()
+    df = _sweep()
     df.loc[df.index[1], ["n_retimed", "retime_reasons"]] = (1, "round 0: CPU available 0.63 before it (< 0.90)")
     df.loc[df.index[3], ["loop_speedup", "loop_speedup_lo"]] = [2.5, 2.3]  # above its bound of 2.0: a defect
     summary, prediction = tmp_path / "summary.csv", tmp_path / "prediction.csv"
@@ -174,7 +171,7 @@ def _without_native(tmp_path: Path) -> dict[str, str]:
 
 
 def _one_cell_config(tmp_path: Path) -> Path:
-    cfg = yaml.safe_load((REPO_ROOT / "config" / "test.yaml").read_text())
+    cfg = sweep_config()
     cfg["workloads"]["phold"]["shapes"].pop("ticks")
     cfg["workloads"]["phold"].pop("sweep")
     cfg["strategies"] = {"sequential": None}
@@ -227,7 +224,7 @@ def test_a_one_cell_sweep_and_its_report_run_without_the_native_engine(tmp_path:
 def test_a_variant_without_a_point_at_the_representative_work_says_where_it_was_measured() -> None:
     """No 1000 µs cell: its nearest work per event is quoted, and named; a variant with no native cell has no
     native model; the 'best at' finding only compares points at the column's own work per event."""
-    df = pd.concat([_summary(), pd.DataFrame([_row("optimistic/window10", 2, 100.0, 3.0)])], ignore_index=True)
+    df = pd.concat([_sweep(), pd.DataFrame([_row("optimistic/window10", 2, 100.0, 3.0)])], ignore_index=True)
     pred = _prediction()
     pred = pd.concat([pred, pred.assign(variant="window10", strategy="optimistic")], ignore_index=True)
     table = answer.answer_table(report.prepare(df), pred).set_index("strategy variant")

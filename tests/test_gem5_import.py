@@ -3,17 +3,44 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from gem5_importers import compare
 
-from tickpar.gem5 import TraceError, import_trace
+import tickpar.gem5
+from tickpar.gem5 import ImportedTrace, TraceError
 from tickpar.gem5.importer import ABSOLUTE, CLOCK
 from tickpar.gem5.lines import MAX_TICK, TraceReader, read_trace
 from tickpar.gem5.names import ComponentRules, component_of, load_mapping
 from tickpar.native.record import DESCHEDULE, RESCHEDULE, SCHEDULE
 
 BANNER = "gem5 Simulator System.  https://www.gem5.org\ngem5 version 25.1.0.0\n\n"
+
+
+#: Tests whose input the native importer leaves to Python, whose own errors they check (an unknown format, a
+#: missing file, a corrupt .gz).
+NATIVE_DEFERS = ("test_unknown_format_and_missing_file", "test_a_corrupt_gz_is_one_line")
+
+Importer = Callable[..., ImportedTrace]
+
+
+@pytest.fixture(params=["default", "both"])
+def import_trace(request: pytest.FixtureRequest) -> Importer:
+    """The importer under test, with :func:`tickpar.gem5.import_trace`'s arguments: ``default`` is that function
+    as a user calls it (the native port where it is built); ``both`` imports with the Python importer and the
+    native port and asserts the same ImportedTrace or the same error (tests/gem5_importers.py), skipped where
+    the port is not built."""
+    if request.param == "default":
+        return tickpar.gem5.import_trace
+    pytest.importorskip("tickpar_native._gem5", reason="the native gem5 importer is not built")
+    native_expected = request.function.__name__ not in NATIVE_DEFERS
+
+    def both(path: str | Path, fmt: str = "auto", components: str | Path | None = None, events: int = 0):
+        return compare(path, fmt, components, events, native_expected=native_expected)
+
+    return both
 
 
 def write(tmp_path: Path, text: str, name: str = "trace.txt") -> Path:
@@ -80,7 +107,7 @@ def test_mapping_file_errors_name_the_line(tmp_path: Path) -> None:
 
 
 # -- the insert log --------------------------------------------------------------------------------
-def test_insert_log_parents_delays_and_silent_events(tmp_path: Path) -> None:
+def test_insert_log_parents_delays_and_silent_events(tmp_path: Path, import_trace: Importer) -> None:
     text = BANNER + (
         "0x10,a.e,0,10\n"  # before the loop: A at 10
         "0x10,a.e,0x20,b.e,10,15\n"  # A runs at 10, schedules B at 15 (delay 5)
@@ -102,7 +129,7 @@ def test_insert_log_parents_delays_and_silent_events(tmp_path: Path) -> None:
     assert trace.components == ["a", "b", "c"]
 
 
-def test_reinsert_while_pending_is_a_reschedule(tmp_path: Path) -> None:
+def test_reinsert_while_pending_is_a_reschedule(tmp_path: Path, import_trace: Importer) -> None:
     text = "0x10,a.e,0,10\n0x20,b.e,0,5\n0x20,b.e,0x10,a.e,5,30\n0x20,b.e,0x20,b.e,5,40\n"
     trace = import_trace(write(tmp_path, text))
     assert (0, RESCHEDULE, "a.e", CLOCK, 25) in ops(trace)
@@ -111,7 +138,7 @@ def test_reinsert_while_pending_is_a_reschedule(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["auto", "insert-log"])
-def test_reinsert_at_its_own_tick_means_it_ran_just_before(tmp_path: Path, fmt: str) -> None:
+def test_reinsert_at_its_own_tick_means_it_ran_just_before(tmp_path: Path, fmt: str, import_trace: Importer) -> None:
     # b.e is pending at 5 when a.e (running at 5) inserts it again: b.e ran at 5, before a.e
     text = "0x10,a.e,0,5\n0x20,b.e,0,5\n0x10,a.e,0x20,b.e,5,9\n0x20,b.e,0x20,b.e,9,12\n"
     trace = import_trace(write(tmp_path, text), fmt)
@@ -119,7 +146,7 @@ def test_reinsert_at_its_own_tick_means_it_ran_just_before(tmp_path: Path, fmt: 
     assert trace.rules["ran_silently"] == 1
 
 
-def test_pointer_reuse_cancels_the_pending_event(tmp_path: Path) -> None:
+def test_pointer_reuse_cancels_the_pending_event(tmp_path: Path, import_trace: Importer) -> None:
     text = "0x10,x.e,0,100\n0x20,b.e,0,5\n0x20,b.e,0x10,y.e,5,50\n0x20,b.e,0x20,b.e,5,60\n0x20,b.e,0x20,b.e,60,70\n"
     trace = import_trace(write(tmp_path, text))
     assert (0, DESCHEDULE, "x.e", ABSOLUTE, 0) in ops(trace)  # attributed to the occurrence that reused the address
@@ -127,7 +154,7 @@ def test_pointer_reuse_cancels_the_pending_event(tmp_path: Path) -> None:
     assert "x.e" not in [name for _t, name in served(trace)]
 
 
-def test_limit_event_is_left_out(tmp_path: Path) -> None:
+def test_limit_event_is_left_out(tmp_path: Path, import_trace: Importer) -> None:
     text = (
         f"0x10,a.e,0,5\n0x99,Event_62,0,0\n0x99,Event_62,0,{MAX_TICK}\n0x10,a.e,0x10,a.e,5,9\n0x10,a.e,0x10,a.e,9,12\n"
     )
@@ -137,7 +164,7 @@ def test_limit_event_is_left_out(tmp_path: Path) -> None:
     assert trace.rules["limit_event"] == 1
 
 
-def test_insertion_with_no_event_running_mid_run_is_a_stored_tick(tmp_path: Path) -> None:
+def test_insertion_with_no_event_running_mid_run_is_a_stored_tick(tmp_path: Path, import_trace: Importer) -> None:
     text = "0x10,a.e,0,5\n0x10,a.e,0x10,a.e,5,9\n0x20,b.e,9,30\n0x10,a.e,0x10,a.e,9,40\n"
     trace = import_trace(write(tmp_path, text))
     # b.e is inserted with no event running after a.e ran at 5: attributed to that occurrence, stored tick
@@ -145,28 +172,28 @@ def test_insertion_with_no_event_running_mid_run_is_a_stored_tick(tmp_path: Path
     assert trace.rules["no_parent"] == 1
 
 
-def test_self_reinsert_at_the_same_tick_starts_a_new_occurrence(tmp_path: Path) -> None:
+def test_self_reinsert_at_the_same_tick_starts_a_new_occurrence(tmp_path: Path, import_trace: Importer) -> None:
     text = "0x10,a.e,0,5\n0x10,a.e,0x10,a.e,5,5\n0x10,a.e,0x20,b.e,5,8\n0x20,b.e,0x20,b.e,8,9\n"
     trace = import_trace(write(tmp_path, text))
     assert served(trace)[:3] == [(5, "a.e"), (5, "a.e"), (8, "b.e")]
     assert ops(trace)[2][0] == 1  # b.e was scheduled by a.e's second run
 
 
-def test_a_cut_last_tick_ends_the_replay_before_it(tmp_path: Path) -> None:
+def test_a_cut_last_tick_ends_the_replay_before_it(tmp_path: Path, import_trace: Importer) -> None:
     text = "0x10,a.e,0,5\n0x20,b.e,0,5\n0x10,a.e,0x10,a.e,5,9\n"  # b.e (pending at 5) never seen running
     trace = import_trace(write(tmp_path, text))
     assert trace.end_tick == 4 and trace.events == 0
     assert trace.rules["last_tick"] == 1
 
 
-def test_events_limit_keeps_whole_ticks(tmp_path: Path) -> None:
+def test_events_limit_keeps_whole_ticks(tmp_path: Path, import_trace: Importer) -> None:
     lines = ["0x10,a.e,0,1"] + [f"0x10,a.e,0x10,a.e,{t},{t + 1}" for t in range(1, 50)]
     trace = import_trace(write(tmp_path, "\n".join(lines) + "\n"), events=10)
     assert trace.events == 10 and trace.end_tick == 10
 
 
 # -- the stock Event trace -------------------------------------------------------------------------
-def test_stock_trace_keeps_the_executed_order(tmp_path: Path) -> None:
+def test_stock_trace_keeps_the_executed_order(tmp_path: Path, import_trace: Importer) -> None:
     # c.e and d.e share tick 10; gem5 ran d.e first although c.e was scheduled later (another priority)
     text = (
         "      0: a.e: generic 1 scheduled @ 10\n"
@@ -214,12 +241,12 @@ def test_stock_trace_keeps_the_executed_order(tmp_path: Path) -> None:
         ("just a banner\n", r"no event lines in 1 line\(s\)"),
     ],
 )  # fmt: skip
-def test_bad_input_names_the_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+def test_bad_input_names_the_file_and_line(tmp_path: Path, text: str, message: str, import_trace: Importer) -> None:
     with pytest.raises(TraceError, match=message):
         import_trace(write(tmp_path, text))
 
 
-def test_a_corrupt_gz_is_one_line(tmp_path: Path) -> None:
+def test_a_corrupt_gz_is_one_line(tmp_path: Path, import_trace: Importer) -> None:
     path = tmp_path / "trace.txt.gz"
     data = gzip.compress(b"0x10,a.e,0,5\n" * 1000)
     path.write_bytes(data[: len(data) // 2])
@@ -235,7 +262,7 @@ def test_a_cut_last_line_is_dropped_with_a_warning(tmp_path: Path) -> None:
     assert reader.warnings == [f"{path}:4: the last line is cut mid-way: dropped"]
 
 
-def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
+def test_unknown_format_and_missing_file(tmp_path: Path, import_trace: Importer) -> None:
     with pytest.raises(TraceError, match="trace format 'gem5' is not allowed: one of auto, event, insert-log"):
         import_trace(write(tmp_path, "0x10,a.e,0,5\n"), "gem5")
     with pytest.raises(TraceError, match="no such trace file"):
@@ -252,7 +279,9 @@ EXIT_TAIL = (
 )
 
 
-def test_gem5s_exit_event_is_named_and_left_out_and_its_tick_is_replayed(tmp_path: Path) -> None:
+def test_gem5s_exit_event_is_named_and_left_out_and_its_tick_is_replayed(
+    tmp_path: Path, import_trace: Importer
+) -> None:
     text = (
         "      0: a.e: generic 1 scheduled @ 20\n"
         "      0: b.e: generic 2 scheduled @ 20\n"
@@ -270,7 +299,7 @@ def test_gem5s_exit_event_is_named_and_left_out_and_its_tick_is_replayed(tmp_pat
     assert all(trace.names[trace.inst_name[inst]] not in ("Event_94", "Event_95") for inst in trace.op_inst)
 
 
-def test_a_last_event_with_a_name_of_its_own_is_not_an_exit_event(tmp_path: Path) -> None:
+def test_a_last_event_with_a_name_of_its_own_is_not_an_exit_event(tmp_path: Path, import_trace: Importer) -> None:
     text = "      0: a.e: generic 1 scheduled @ 20\n     20: a.e: generic 1 executed @ 20\n"
     trace = import_trace(write(tmp_path, text))
     assert trace.exit_events == [] and trace.events == 1
@@ -286,7 +315,7 @@ def test_a_last_event_with_a_name_of_its_own_is_not_an_exit_event(tmp_path: Path
          r"trace.txt:2: b.e inserted @ 4 at tick 5: a schedule into the past"),
     ],
 )  # fmt: skip
-def test_a_schedule_into_the_past_is_refused(tmp_path: Path, text: str, message: str) -> None:
+def test_a_schedule_into_the_past_is_refused(tmp_path: Path, text: str, message: str, import_trace: Importer) -> None:
     with pytest.raises(TraceError, match=message):
         import_trace(write(tmp_path, text))
 
@@ -301,21 +330,23 @@ RUBY = (
 )
 
 
-def test_an_event_without_its_simobject_is_a_component_per_object(tmp_path: Path) -> None:
+def test_an_event_without_its_simobject_is_a_component_per_object(tmp_path: Path, import_trace: Importer) -> None:
     trace = import_trace(write(tmp_path, RUBY))
     assert sorted(trace.components) == ["Consumer Event#328", "Consumer Event#329", "system.ruby.network.routers01"]
     assert "Consumer Event.wrapped_function_event#328" in trace.names
     assert trace.component_rules == {"object": 2, "simobject": 1}
 
 
-def test_a_mapping_file_may_map_instance_numbers(tmp_path: Path) -> None:
+def test_a_mapping_file_may_map_instance_numbers(tmp_path: Path, import_trace: Importer) -> None:
     mapping = write(tmp_path, "^Consumer Event.*#32[89]$ -> system.ruby.network.routers01\n", "map.txt")
     trace = import_trace(write(tmp_path, RUBY), components=mapping)
     assert trace.components == ["system.ruby.network.routers01"]
     assert trace.component_rules == {"mapping": 2, "simobject": 1}
 
 
-def test_an_occurrence_that_moves_an_object_run_earlier_in_its_tick_gets_a_later_level(tmp_path: Path) -> None:
+def test_an_occurrence_that_moves_an_object_run_earlier_in_its_tick_gets_a_later_level(
+    tmp_path: Path, import_trace: Importer
+) -> None:
     # b.e was scheduled first, a.e last: gem5's LIFO runs a.e, then b.e at one level; b.e then schedules
     # a.e again.  Canonical order (by source) may run b.e first, where a.e is still pending: the importer
     # gives b.e a level of its own, so every order mode replays it.

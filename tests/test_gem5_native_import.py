@@ -1,28 +1,26 @@
 """The native gem5 importer (tickpar_native._gem5) gives the Python importer's ImportedTrace, field by field.
 
 Every field, the rules counters (with their order), the reader's counters and warnings, and the same
-TraceError text on bad input, on: every trace tests/test_gem5_import.py writes (its tests are run again
-here with import_trace comparing both importers), the shared real traces, emitted phold and multicore
-traces in both formats (plain and .gz), edge cases of the two line formats, and random traces.
+TraceError text on bad input (tests/gem5_importers.py compares them), on: every trace tests/test_gem5_import.py
+writes (its ``import_trace`` fixture runs each of its tests with both importers too), the shared real traces,
+emitted phold and multicore traces in both formats (plain and .gz), edge cases of the two line formats, and
+random traces.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import random
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import test_gem5_import as reference
+from gem5_importers import compare
 
 from tickpar.gem5 import TraceError
 from tickpar.gem5 import importer as importer_mod
 from tickpar.gem5.emit import emit_trace
 from tickpar.gem5.lines import MAX_TICK
-from tickpar.gem5.names import ComponentRules, load_mapping
 from tickpar.runner import resolve_cell
 
 _gem5 = pytest.importorskip("tickpar_native._gem5", reason="the native gem5 importer is not built")
@@ -33,60 +31,6 @@ SHARED_TRACES = sorted(SHARED.glob("*.insert-log.txt")) if SHARED.is_dir() else 
 #: gem5's own multi-core runs (stock Event traces); the fast suite compares the smaller ones
 SHARED_STOCK = sorted(SHARED.glob("*.events.txt.gz")) if SHARED.is_dir() else []
 LARGE_STOCK = ("tg-random-16core", "tg-random-32core", "tg-random-64core", "garnet-mesh-64node")
-python_import = importer_mod.import_trace
-
-
-def snapshot(trace: importer_mod.ImportedTrace) -> dict[str, Any]:
-    """Every field of an ImportedTrace, in a form that compares exactly (rules with their key order)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(trace):
-        value = getattr(trace, f.name)
-        if f.name == "rules":
-            value = list(value.items())
-        elif f.name == "reader":
-            value = dataclasses.asdict(value)
-        elif isinstance(value, list):
-            assert all(type(v) is type(value[0]) for v in value), f.name  # plain ints/strs, not numpy scalars
-        out[f.name] = value
-    return out
-
-
-def outcome(call: Callable[[], importer_mod.ImportedTrace]) -> tuple[str, Any]:
-    try:
-        return "ok", call()
-    except TraceError as exc:
-        return "error", f"{type(exc).__name__}: {exc}"
-
-
-def compare(
-    path: str | Path,
-    fmt: str = "auto",
-    components: str | Path | None = None,
-    events: int = 0,
-    *,
-    native_expected: bool = True,
-) -> importer_mod.ImportedTrace:
-    """Import with both; assert the same result (or the same error); return the Python one (or raise its error)."""
-    rules = ComponentRules(load_mapping(components) if components else ())
-
-    def native() -> importer_mod.ImportedTrace:
-        trace = importer_mod.import_native(path, fmt, int(events), required=True)
-        if trace is None:
-            assert not native_expected, f"the native importer deferred to Python on {path}"
-            return python_import(path, fmt, components, events)
-        importer_mod.assign_components(trace, rules)
-        return trace
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TICKPAR_GEM5_IMPORTER", "python")
-        py = outcome(lambda: python_import(path, fmt, components, events))
-    nat = outcome(native)
-    assert nat[0] == py[0], (nat, py)
-    if py[0] == "error":
-        assert nat[1] == py[1]
-        raise TraceError(py[1].split(": ", 1)[1])
-    assert snapshot(nat[1]) == snapshot(py[1])
-    return py[1]
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "trace.txt") -> Path:
@@ -94,25 +38,6 @@ def write(tmp_path: Path, text: str | bytes, name: str = "trace.txt") -> Path:
     data = text.encode() if isinstance(text, str) else text
     path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
     return path
-
-
-# -- tests/test_gem5_import.py again, every import_trace call compared -------------------------------------
-DEFERS = ("test_unknown_format_and_missing_file", "test_a_corrupt_gz_is_one_line")  # Python's own errors
-for _name, _test in list(vars(reference).items()):
-    if _name.startswith("test_") and "import_trace" in _test.__code__.co_names:
-        globals()[_name] = _test  # collected here too, with the fixture below
-
-
-@pytest.fixture(autouse=True)
-def _compare_reference_imports(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    if getattr(request.function, "__module__", "") != reference.__name__:
-        return
-    expected = request.function.__name__ not in DEFERS
-
-    def both(path: str | Path, fmt: str = "auto", components: str | Path | None = None, events: int = 0):
-        return compare(path, fmt, components, events, native_expected=expected)
-
-    monkeypatch.setattr(reference, "import_trace", both)
 
 
 # -- the shared real traces and emitted ones ------------------------------------------------------------

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import pandas as pd
+from factories import make_summary, summary_row
 
 from tickpar.gem5.profile import main as profile_main
 from tickpar.gem5.profile import profile_workload
@@ -21,22 +21,20 @@ def _profiles(folder: Path) -> None:
     (folder / "phold.tiny.profile.json").write_text(json.dumps(phold))
 
 
-def _summary(path: Path) -> None:
+def _write_sweep(path: Path) -> None:
+    trace = {"workload": "gem5trace", "shape": "example", "expected_verdict": "exact"}
+    native = {**trace, "engine": "native"}
     rows = [
-        {"workload": "gem5trace", "shape": "example", "label": "tick-barrier/component", "engine": "native",
-         "workers": 2, "verdict": "exact", "expected_verdict": "exact", "loop_speedup": 1.4,
-         "loop_speedup_lo": 1.3, "loop_speedup_hi": 1.5},
-        {"workload": "gem5trace", "shape": "example", "label": "tick-barrier/component", "engine": "native",
-         "workers": 1, "verdict": "exact", "expected_verdict": "exact", "loop_speedup": 0.9,
-         "loop_speedup_lo": 0.8, "loop_speedup_hi": 1.0},
-        {"workload": "gem5trace", "shape": "example", "label": "split/name", "engine": "python", "workers": 2,
-         "verdict": "diverged", "expected_verdict": "not exact", "loop_speedup": None,
-         "loop_speedup_lo": None, "loop_speedup_hi": None},
-        {"workload": "phold", "shape": "tiny", "label": "sequential", "engine": "python", "workers": 1,
-         "verdict": "exact", "expected_verdict": "exact", "loop_speedup": 1.0, "loop_speedup_lo": 1.0,
-         "loop_speedup_hi": 1.0},
+        summary_row("tick-barrier/component", 2, 1.4, **native, loop_speedup=1.4, loop_speedup_lo=1.3,
+                    loop_speedup_hi=1.5),
+        summary_row("tick-barrier/component", 1, 0.9, **native, loop_speedup=0.9, loop_speedup_lo=0.8,
+                    loop_speedup_hi=1.0),
+        summary_row("split/name", 2, None, **{**trace, "expected_verdict": "not exact"}, verdict="diverged",
+                    timing_status="not timed"),
+        summary_row("sequential", 1, 1.0, shape="tiny", expected_verdict="exact", loop_speedup=1.0,
+                    loop_speedup_lo=1.0, loop_speedup_hi=1.0),
     ]  # fmt: skip
-    pd.DataFrame(rows).to_csv(path, index=False)
+    make_summary(rows).to_csv(path, index=False)
 
 
 def _split_check(folder: Path) -> None:
@@ -53,7 +51,7 @@ def _split_check(folder: Path) -> None:
 
 def test_trace_page_shows_the_profile_the_verdicts_and_splits_anatomy(tmp_path: Path) -> None:
     _profiles(tmp_path / "profiles")
-    _summary(tmp_path / "summary.csv")
+    _write_sweep(tmp_path / "summary.csv")
     _split_check(tmp_path / "checks")
     paths = write_page(
         "example", tmp_path / "summary.csv", tmp_path / "profiles", tmp_path / "checks", tmp_path / "out"

@@ -90,9 +90,10 @@ CONTRACT_LABELS = ("Sync:", "Lookahead:", "Ownership:", "Determinism:", "Promise
 
 
 def test_every_strategy_file_states_its_contract() -> None:
-    """Every strategy file the registry's folder scan finds has the five contract labels, each at the
-    start of a line of its module docstring, in order."""
-    files = [p for p in plugin_files() if p.parent.name == "strategies"]
+    """Every strategy file (or package ``__init__.py``) the registry's folder scan finds has the five contract
+    labels, each at the start of a line of its module docstring, in order."""
+    strategies = REPO_ROOT / "strategies"
+    files = [p for p in plugin_files() if strategies in (p.parent, p.parent.parent)]
     assert files, "the folder scan found no strategy file"
     for path in files:
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""

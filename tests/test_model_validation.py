@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from factories import make_summary, summary_row
 from helpers import CALIBRATION, independent_dag  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
 from tickpar.perf.prediction import (
@@ -69,14 +70,13 @@ def _record() -> dict:
     return shape_bounds("multicore", "small", spec, cells, CALIBRATION, (1, 2), "cal.json", recordings=1)
 
 
-def _row(**kw: object) -> dict:
-    base = {"workload": "multicore", "shape": "small", "variant": "default", "work": "gil-release", "seed": 1,
-            "verdict": "exact", "timed_exact": True, "contended": False, "interpreter": "default", "engine": "python",
-            "events": 1000, "speedup": 1.0, "loop_speedup": 1.0, "held_out": False}  # fmt: skip
-    return {**base, **kw}
+def _row(*, strategy: str, workers: int, variant: str = "default", **kw: object) -> dict:
+    label = strategy if variant == "default" else f"{strategy}/{variant}"
+    columns = {"workload": "multicore", "shape": "small", "events": 1000, "loop_speedup": 1.0, "held_out": False}
+    return summary_row(label, workers, 1.0, **{**columns, **kw})
 
 
-def _summary() -> pd.DataFrame:
+def _sweep() -> pd.DataFrame:
     rows = [
         _row(cell="seq-c", strategy="sequential", order="canonical", workers=1, time_loop_median_s=0.100),
         _row(cell="seq-g", strategy="sequential", order="gem5", workers=1, time_loop_median_s=0.100),
@@ -90,18 +90,18 @@ def _summary() -> pd.DataFrame:
              time_loop_median_s=0.090, baseline_cell="seq-g", loop_speedup=1.11, loop_speedup_lo=0.98,
              loop_speedup_hi=1.2),
     ]  # fmt: skip
-    return pd.DataFrame(rows)
+    return make_summary(rows)
 
 
 def test_one_worker_fit_is_the_per_event_loop_time_beyond_the_baseline() -> None:
     """Only conservative (whose 1-worker run is its LP machinery) is fitted; tick-barrier at 1 worker runs the
     plain loop, so its 1-worker run fits nothing.  Contended or other workloads' cells are not fitted on."""
-    fits = one_worker_fits(_summary(), "multicore")
+    fits = one_worker_fits(_sweep(), "multicore")
     assert set(fits) == {("conservative", "wt", "canonical", "gil-release", "python")}
     fit = fits[("conservative", "wt", "canonical", "gil-release", "python")]
     assert fit["o_event_s"] == pytest.approx(5e-6) and "1 worker" in fit["source"] and fit["shapes"] == ["small"]
-    assert one_worker_fits(_summary(), "phold") == {}
-    contended = _summary()
+    assert one_worker_fits(_sweep(), "phold") == {}
+    contended = _sweep()
     contended.loc[contended["cell"] == "c1", "contended"] = True
     assert one_worker_fits(contended, "multicore") == {}
 
@@ -109,7 +109,7 @@ def test_one_worker_fit_is_the_per_event_loop_time_beyond_the_baseline() -> None
 def test_a_summary_with_nothing_timed_yet_fits_nothing() -> None:
     """Before any shape is timed (bench/scaling.py writes its tables from the start) no row counts: no fit,
     and no row comes back from nowhere (pandas gives an empty frame the index of a Series assigned to it)."""
-    untimed = _summary().assign(speedup=math.nan, loop_speedup=math.nan, workers=[1, 1, 1, 2, 1])
+    untimed = _sweep().assign(speedup=math.nan, loop_speedup=math.nan, workers=[1, 1, 1, 2, 1])
     untimed["workers"] = untimed["workers"].astype(float)
     assert one_worker_fits(untimed, "multicore") == {}
     assert measured_speedups(untimed).empty
@@ -140,7 +140,7 @@ def test_config_validation_needs_no_snakemake_and_fills_the_same_defaults(monkey
 
 def test_model_priced_with_the_fit_names_it_and_the_bound_does_not_move() -> None:
     record = json.loads(json.dumps(_record(), default=float))  # as the table step reads it back
-    fits = one_worker_fits(_summary(), "multicore")
+    fits = one_worker_fits(_sweep(), "multicore")
     before = pd.DataFrame(model_rows(record)).set_index(["strategy", "preset", "workers"])
     after = pd.DataFrame(model_rows(record, fits)).set_index(["strategy", "preset", "workers"])
     key = ("conservative", "here", 1)
@@ -161,7 +161,7 @@ def test_prediction_table_validation_and_the_bound_judged_with_the_interval(tmp_
     record = _record()
     record["shape"] = "held"
     held.write_text(json.dumps(record, default=float))
-    summary = _summary()
+    summary = _sweep()
     extra = _row(cell="h2", shape="held", strategy="conservative", variant="wt", order="canonical", workers=2,
                  time_loop_median_s=0.07, baseline_cell="seq-c", loop_speedup=1.3, held_out=True)  # fmt: skip
     summary = pd.concat([summary, pd.DataFrame([extra])], ignore_index=True)
@@ -226,7 +226,7 @@ def test_model_error_is_recomputed_from_the_two_tables_per_strategy() -> None:
 def test_one_worker_fit_comes_from_the_most_engine_bound_shape() -> None:
     """A shape with 300 µs of work per event says little about a 5 µs overhead: the fit takes the shape whose
     baseline spends the least time per event."""
-    summary = _summary()
+    summary = _sweep()
     heavy = [
         _row(cell="seq-h", shape="heavy", strategy="sequential", order="canonical", workers=1, time_loop_median_s=0.3),
         _row(cell="c1h", shape="heavy", strategy="conservative", variant="wt", order="canonical", workers=1,

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from factories import make_summary, summary_row
 
 from tickpar.host.paths import REPO_ROOT
 
@@ -189,22 +190,19 @@ def test_a_pyperf_worker_times_the_native_replay(tmp_path: Path) -> None:
     assert meta.get("tickpar_engine") == "native" and meta.get("tickpar_spin_per_us", 0) > 0
 
 
-def _summary_rows() -> pd.DataFrame:
+def _sweep() -> pd.DataFrame:
     """Python par breaks even between 10 and 100 us, native par between 0.1 and 1 us; native split: 3 seeds."""
     rows = []
     for engine, points in (("python", ((10.0, 0.6), (100.0, 1.5))), ("native", ((0.1, 0.5), (1.0, 1.6)))):
+        tags = ("native",) if engine == "native" else ()
         for x, s in points:
-            rows.append({"workload": "w", "shape": f"s{x:g}", "family": "s", "strategy": "par", "variant": "default",
-                         "label": "par" + (" [native]" if engine == "native" else ""), "base_label": "par",
-                         "workers": 2, "seed": 1, "engine": engine, "verdict": "exact", "timing_status": "ok",
-                         "speedup": s, "loop_speedup": s, "param_work_us": x, "timed_exact": True,
-                         "contended": False})  # fmt: skip
+            rows.append(summary_row("par", 2, s, tags=tags, workload="w", shape=f"s{x:g}", family="s", engine=engine,
+                                    loop_speedup=s, param_work_us=x))  # fmt: skip
     for seed, verdict in ((1, "causality"), (2, "exact"), (3, "diverged")):
-        rows.append({"workload": "w", "shape": "s1", "family": "s", "strategy": "split", "variant": "name",
-                     "label": "split/name [native]", "base_label": "split/name", "workers": 2, "seed": seed,
-                     "engine": "native", "verdict": verdict, "verdict_reason": f"first violation {seed}",
-                     "timing_status": "not timed", "speedup": math.nan})  # fmt: skip
-    return pd.DataFrame(rows)
+        rows.append(summary_row("split/name", 2, math.nan, tags=("native",), workload="w", shape="s1", family="s",
+                                seed=seed, engine="native", verdict=verdict, verdict_reason=f"first violation {seed}",
+                                timing_status="not timed"))  # fmt: skip
+    return make_summary(rows)
 
 
 def test_the_engines_page_and_findings_with_and_without_native_rows() -> None:
@@ -212,7 +210,7 @@ def test_the_engines_page_and_findings_with_and_without_native_rows() -> None:
 
     from tickpar.report.engines import engine_breakevens, engine_findings, fig_engines
 
-    df = _summary_rows()
+    df = _sweep()
     be = engine_breakevens(df).set_index("engine")
     assert be.loc["python", "kind"] == "at" and 10 < be.loc["python", "x"] < 100
     assert be.loc["native", "kind"] == "at" and 0.1 < be.loc["native", "x"] < 1

@@ -391,22 +391,17 @@ def test_roundrobin_partition_is_exact() -> None:
 
 
 # -- the report page ---------------------------------------------------------------------------------------
-def _summary_rows() -> Any:
-    import pandas as pd
-
-    from tickpar.report import render as report
+def _sweep() -> Any:
+    from factories import make_summary, summary_row
 
     rows = []
 
     def row(shape: str, family: str, label: str, work: float, lookahead: int, speedup: float, **stats: Any) -> None:
-        strategy, _, variant = label.partition("/")
-        rows.append({
-            "workload": "phold", "shape": shape, "family": family, "strategy": strategy, "variant": variant,
-            "label": label, "workers": 2, "seed": 1, "order": "canonical", "work": "gil-release", "verdict": "exact",
-            "timing_status": "ok", "timed": True, "speedup": speedup, "speedup_lo": speedup * 0.95,
-            "speedup_hi": speedup * 1.05, "param_work_us": work, "stat_lookahead": lookahead, "timed_exact": True,
-            "contended": False, **{f"stat_{k}": v for k, v in stats.items()},
-        })  # fmt: skip
+        rows.append(summary_row(
+            label, 2, speedup, shape=shape, family=family, order="canonical", timed=True,
+            speedup_lo=speedup * 0.95, speedup_hi=speedup * 1.05, param_work_us=work, stat_lookahead=lookahead,
+            **{f"stat_{k}": v for k, v in stats.items()},
+        ))  # fmt: skip
 
     for work, opt, cons in ((10, 0.5, 0.6), (300, 1.6, 1.7), (1000, 1.8, 1.85)):
         shape = "wide" if work == 10 else f"wide.work_us{work}"
@@ -416,7 +411,7 @@ def _summary_rows() -> Any:
     row("starved", "starved", "optimistic/unbounded", 300, 20, 1.5, efficiency=0.9, rollbacks=5,
         rollback_mean_length=6.0, rollback_max_length=20)  # fmt: skip
     row("starved", "starved", "conservative/window-threads", 300, 20, 1.1)
-    return report.prepare(pd.DataFrame(rows))
+    return make_summary(rows, prepare=True)
 
 
 def test_optimism_page_and_findings() -> None:
@@ -425,7 +420,7 @@ def test_optimism_page_and_findings() -> None:
 
     from tickpar.report.optimism import fig_optimism, optimism_findings, optimism_points
 
-    df = _summary_rows()
+    df = _sweep()
     pts = optimism_points(df)
     assert set(pts["strategy"]) == {"optimistic", "conservative"} and len(pts) == 8
     fig = fig_optimism(df, {"optimistic/unbounded": "C0", "conservative/window-threads": "C1"})

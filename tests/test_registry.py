@@ -252,3 +252,76 @@ def test_empty_registry_says_where_it_looked(plugin_env: pytest.MonkeyPatch) -> 
     text = str(info.value)
     assert text.startswith("no strategy found: searched no checkout")
     assert "'tickpar.strategies'" in text and "pip" in text and "\n" not in text
+
+
+MULTICORE_PARAMS = [
+    "cores", "requests_per_core", "max_outstanding", "think_cycles", "store_fraction", "stride", "jump_prob",
+    "reuse_prob", "working_set_kib", "shared_kib", "shared_fraction", "clock", "xbar_clock", "link_latency", "l1_kib",
+    "l1_assoc", "l1_latency", "l2_banks", "l2_kib", "l2_assoc", "l2_latency", "xbar_latency", "mem_ctrls",
+    "mem_banks", "mem_row_hit", "mem_row_miss", "mem_burst", "warm_caches", "direct_calls", "work_us",
+]  # fmt: skip
+
+
+def _plugin_package(folder: Path, name: str, plugin: str, *, failing: bool = False) -> Path:
+    """A plugin package: ``__init__.py`` exports a workload class defined in a module of its own, which imports
+    a sibling module relatively; ``failing``: that sibling raises at import."""
+    package = folder / name
+    package.mkdir(parents=True)
+    write(package / "__init__.py", "from .workload import Meshy\n\n__all__ = ['Meshy']\n")
+    sizes = "raise RuntimeError('half-written sizes')\n" if failing else "END_TICK = 1\n"
+    write(package / "sizes.py", sizes)
+    write(package / "workload.py", WORKLOAD_SRC.format(cls="Meshy", name=plugin).replace(
+        "model.end_tick = 1", "model.end_tick = END_TICK") + "\nfrom .sizes import END_TICK\n")  # fmt: skip
+    return package
+
+
+def test_plugin_package_is_one_plugin(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A package folder (with ``__init__.py``) in a plugin folder is one plugin: the classes its ``__init__``
+    exports from its own modules register, its modules import each other relatively, and neither a folder nor a
+    file starting with '_' is a plugin; a package's ``__init__.py`` named on TICKPAR_PLUGINS is that package."""
+    folder = tmp_path / "pkgplugs"
+    package = _plugin_package(folder, "meshy", "meshy-test")
+    _plugin_package(folder, "_helpers", "helpers-test")
+    write(folder / "_split_like_helper.py", WORKLOAD_SRC.format(cls="Helper", name="helper-test"))
+    plugin_env.setenv("TICKPAR_PLUGINS", str(folder))
+    registry = discover()
+    assert registry.sources[("workload", "meshy-test")] == str(package / "__init__.py")
+    assert registry.workload("meshy-test").__module__.endswith(".workload")
+    assert not {"helpers-test", "helper-test"} & set(registry.workloads) and not registry.broken
+    plugin_env.setenv("TICKPAR_PLUGINS", str(package / "__init__.py"))
+    assert "meshy-test" in discover().workloads
+
+
+def test_plugin_package_copies_and_broken_modules(plugin_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An identical copy of a plugin package is the same plugin; a copy that differs in any module is another
+    (both named); a package whose module fails to import is broken, with one line naming that module's line."""
+    first = _plugin_package(tmp_path / "copy_a", "meshy", "meshy-copy-test")
+    second = _plugin_package(tmp_path / "copy_b", "meshy", "meshy-copy-test")
+    plugin_env.setenv("TICKPAR_PLUGINS", os.pathsep.join([str(first.parent), str(second.parent)]))
+    assert discover().sources[("workload", "meshy-copy-test")] == str(first / "__init__.py")
+    write(second / "sizes.py", "END_TICK = 2\n")
+    with pytest.raises(PluginError, match="registered twice") as info:
+        discover()
+    assert str(first / "__init__.py") in str(info.value) and str(second / "__init__.py") in str(info.value)
+    broken = _plugin_package(tmp_path / "copy_c", "meshy", "meshy-broken-test", failing=True)
+    plugin_env.setenv("TICKPAR_PLUGINS", str(broken.parent))
+    registry = discover()
+    text = registry.broken[str(broken / "__init__.py")]
+    assert f"{broken / 'sizes.py'}:1" in text and "half-written sizes" in text and "\n" not in text
+    assert "phold" in registry.workloads
+
+
+def test_builtin_multicore_is_a_package_with_its_names(plugin_env: pytest.MonkeyPatch) -> None:
+    """``workloads/multicore/`` is one plugin, found once (folder scan and entry point), under its name and with
+    every parameter and statistic it had as one file; split's helper modules (``_split_*.py``) are no plugins."""
+    registry = discover()
+    assert registry.sources[("workload", "multicore")] == str(REPO_ROOT / "workloads" / "multicore" / "__init__.py")
+    multicore = registry.workload("multicore")
+    assert list(multicore.params) == MULTICORE_PARAMS
+    assert list(multicore.statistics) == ["sim_ticks", "mean_load_latency", "l1_hit_rate"]
+    assert registry.sources[("strategy", "split")] == str(REPO_ROOT / "strategies" / "split.py")
+    assert not registry.broken
+    plugin_env.setattr(tickpar.plugins.registry, "CHECKOUT", None)  # an install without a checkout
+    installed = discover()
+    assert installed.sources[("workload", "multicore")].endswith(": tickpar.builtin.workloads.multicore")
+    assert list(installed.workload("multicore").params) == MULTICORE_PARAMS and not installed.broken

@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from factories import make_summary, summary_row
 from helpers import CXX_CALIBRATION
 
 from tickpar.report import render as report
@@ -25,18 +26,14 @@ from tickpar.report.speed import (
 
 
 def _row(shape: str, label: str, workers: int, work_us: float, speedup: float, **kw: object) -> dict[str, object]:
-    strategy, _, variant = label.partition("/")
-    return {
-        "workload": "phold", "shape": shape, "family": "fine", "strategy": strategy, "variant": variant or "default",
-        "label": label, "workers": workers, "seed": 1, "order": "gem5", "work": "gil-release", "verdict": "exact",
-        "timing_status": "ok", "speedup": speedup, "speedup_lo": speedup * 0.9, "speedup_hi": speedup * 1.1,
-        "efficiency": speedup / workers, "us_per_event": 10.0, "overhead_us_per_event": 1.0,
+    columns = {
+        "shape": shape, "efficiency": speedup / workers, "us_per_event": 10.0, "overhead_us_per_event": 1.0,
         "param_work_us": work_us, "bound_speedup": 1.0 if workers == 1 else 1.8, "ideal_speedup": float(workers),
-        "timed_exact": True, "contended": False, **kw,
     }  # fmt: skip
+    return summary_row(label, workers, speedup, **{**columns, **kw})
 
 
-def _summary() -> pd.DataFrame:
+def _sweep() -> pd.DataFrame:
     """Work 1, 10, 100 us: tick-barrier at 2 workers goes 0.5, 0.8, 1.6; conservative never reaches 1."""
     rows = []
     for work, shape in ((1.0, "fine"), (10.0, "fine.work_us10"), (100.0, "fine.work_us100")):
@@ -46,8 +43,7 @@ def _summary() -> pd.DataFrame:
             rows.append(_row(shape, label, 1, work, 0.9))
             rows.append(_row(shape, label, 2, work, speed, loop_speedup=speed * 1.1, loop_speedup_lo=speed,
                              loop_speedup_hi=speed * 1.2))  # fmt: skip
-    df = pd.DataFrame(rows)
-    return report.prepare(df)
+    return make_summary(rows, prepare=True)
 
 
 def _prediction() -> pd.DataFrame:
@@ -64,7 +60,7 @@ def _prediction() -> pd.DataFrame:
 
 def test_only_exact_uncontended_timed_runs_count() -> None:
     """A point whose timed run was not exact, or that ran under contention, is drawn but never counted."""
-    df = _summary()
+    df = _sweep()
     assert len(counted(df)) == len(df)
     df.loc[df.index[4], "timed_exact"] = False
     df.loc[df.index[2], "contended"] = True
@@ -73,12 +69,12 @@ def test_only_exact_uncontended_timed_runs_count() -> None:
     text = uncounted_finding(df) or ""  # a timing diagnostic: the appendix says it, not the findings
     assert "2 of 12 timed parallel cells do not count" in text
     assert "1 with a timed run that was not exact" in text and "1 timed under contention" in text
-    assert text not in speed_findings(df, pd.DataFrame()) and uncounted_finding(_summary()) is None
+    assert text not in speed_findings(df, pd.DataFrame()) and uncounted_finding(_sweep()) is None
 
 
 def test_findings_and_table_say_how_many_rounds_were_retimed_and_why() -> None:
     """The report says how many contended rounds were timed again, of which cells and why, and what was lost."""
-    df = _summary()
+    df = _sweep()
     assert retime_finding(df) is None  # a summary from before re-timing: nothing to say
     df["n_retimed"], df["retime_reasons"] = 0, ""
     assert "no round was re-timed" in retime_finding(df) and "No cell lost" in retime_finding(df)
@@ -95,7 +91,7 @@ def test_findings_and_table_say_how_many_rounds_were_retimed_and_why() -> None:
 
 def test_findings_give_break_even_best_interval_bound_fraction_and_prediction_error() -> None:
     """Per strategy and family: log-space break-even or 'beyond X', the best loop speedup, of bound, rel error."""
-    text = "\n".join(speed_findings(_summary(), _prediction()))
+    text = "\n".join(speed_findings(_sweep(), _prediction()))
     tick = next(line for line in text.splitlines() if line.startswith("tick-barrier/component on phold/fine"))
     assert "best loop speedup 1.76x (95% interval 1.60-1.92)" in tick and "98% of its bound 1.80x" in tick
     assert f"breaks even at about {10 ** (1 + 0.2 / 0.8):.3g}" in tick
@@ -105,7 +101,7 @@ def test_findings_give_break_even_best_interval_bound_fraction_and_prediction_er
 
 
 def test_speedup_table_shows_both_speedups_with_intervals_and_achieved_over_bound() -> None:
-    table = speedup_table(_summary())
+    table = speedup_table(_sweep())
     row = table[(table["label"] == "tick-barrier/component") & (table["where"] == "phold/fine.work_us100")]
     row = row[row["P"] == 2].iloc[0]
     assert row["speedup [95%]"] == "1.60 [1.44, 1.76]" and row["loop [95%]"] == "1.76 [1.60, 1.92]"
@@ -113,7 +109,7 @@ def test_speedup_table_shows_both_speedups_with_intervals_and_achieved_over_boun
 
 
 def test_breakeven_figure_has_a_log_x_axis() -> None:
-    df = _summary()
+    df = _sweep()
     pts = breakeven_points(df)
     assert sorted(pts["x"].unique()) == [1.0, 10.0, 100.0]
     fig = fig_breakeven(df, palette(df))
@@ -127,7 +123,7 @@ def test_render_writes_every_registered_page_and_a_new_page_is_one_entry(
     """The PDF has one page per registry entry, in order; adding a Page adds its figure file and PDF page."""
     plt.close("all")
     summary = tmp_path / "summary.csv"
-    _summary().to_csv(summary, index=False)
+    _sweep().to_csv(summary, index=False)
     prediction = tmp_path / "prediction.csv"
     _prediction().to_csv(prediction, index=False)
 
@@ -173,7 +169,7 @@ def test_a_measured_speedup_above_its_bound_is_a_listed_defect() -> None:
     """A crafted summary: one counted cell's loop speedup above its bound is listed in the findings; none, none."""
     from tickpar.report.speed import bound_defects, bound_defects_finding
 
-    df = _summary()
+    df = _sweep()
     assert bound_defects(df).empty
     assert "No counted cell's measured speedup is above its bound" in (bound_defects_finding(df) or "")
     one = df.index[(df["label"] == "tick-barrier/component") & (df["workers"] == 1)][0]
@@ -198,7 +194,7 @@ def test_scaling_page_marks_points_above_their_bound() -> None:
 
     pred = _prediction()
     pred["bound"] = [1.0, 1.7, 3.0, 5.0, None, None, None, None]  # measured 1.76 at P=2 is above 1.7
-    fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
+    fig = fig_scaling(_sweep(), pred, {"tick-barrier/component": "C0"})
     crosses = [c for ax in fig.axes for c in ax.collections if c.get_offsets().shape[0] and
                tuple(c.get_facecolor()[0][:3]) == (1.0, 0.0, 0.0)]  # fmt: skip
     assert len(crosses) == 1 and crosses[0].get_offsets()[0].tolist() == [2.0, 1.76]
@@ -214,7 +210,7 @@ def test_scaling_lines_name_their_validation_error_and_range() -> None:
     err, low, top, kind = validation(here)
     assert (low, top, kind) == (2, 2, "sweep") and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
     assert validation(pred[pred["preset"] == "cxx"].assign(measured_speedup=None, rel_error=None)) is None
-    fig = fig_scaling(_summary(), pred, {"tick-barrier/component": "C0"})
+    fig = fig_scaling(_sweep(), pred, {"tick-barrier/component": "C0"})
     texts = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert f"tick-barrier/component here model: sweep err {err:.0%}, P 2-2" in texts
     assert not [t for ax in fig.axes for t in ax.texts]  # no label drawn on the plot, where labels collided
@@ -233,7 +229,7 @@ def test_scaling_legends_overlap_no_panel_and_no_other_legend() -> None:
     from tickpar.report.speed import fig_scaling
 
     pred = pd.concat([_prediction().assign(shape=shape) for shape in ("fine", "fine.work_us10", "fine.work_us100")])
-    df = _summary().assign(family=_summary()["shape"])  # three families: three panels
+    df = _sweep().assign(family=_sweep()["shape"])  # three families: three panels
     fig = fig_scaling(df, pred, {"tick-barrier/component": "C0"})
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()

@@ -1,19 +1,9 @@
 """tickpar: which ways of running a gem5-style event loop in parallel are correct, and how fast.
 
-The layers, bottom to top (each imports only those below it; import-linter holds this, see
-``[tool.importlinter]`` in pyproject.toml):
-
-* :mod:`tickpar.host`: the machine and processes (paths, environment, process groups);
-* :mod:`tickpar.kernel`: gem5's event queue and the model API;
-* :mod:`tickpar.verify`: the oracle (records, verdicts) and failure anatomy;
-* :mod:`tickpar.plugins`: the plugin contracts and the registry;
-* :mod:`tickpar.pdes`: the partitioned engines' machinery (LPs, sync, transports, launch);
-* :mod:`tickpar.runner`: one cell, run and checked;
-* :mod:`tickpar.cellargs`: a cell as command-line options;
-* :mod:`tickpar.perf`: timing, bounds, prediction;
-* :mod:`tickpar.pipeline`: sweep, aggregation, accuracy, shrinking;
-* :mod:`tickpar.report`: the report;
-* :mod:`tickpar.cli`: the ``tickpar`` command.
+The package is in layers, each a sub-package (or module) that imports only from the layers below it.
+Their one list is the import-linter contract (``[tool.importlinter]`` in pyproject.toml), which
+``make test`` checks; the layer map, with what each layer holds (its docstring's first line), is
+generated from it: docs/explanation/architecture.md, or ``python tools/layer_map.py`` in a checkout.
 
 Modules moved into the layers in 0.2 (``tickpar.oracle`` is now ``tickpar.verify.oracle``, ...):
 importing an old name fails with one line that names the new one.

@@ -3,14 +3,21 @@
 - ``tickpar-cli``: one section per ``tickpar`` subcommand, with its ``--help`` text (from :mod:`tickpar.cli`);
 - ``tickpar-exit-codes``: the exit statuses and their meaning (``tickpar.cli.EXIT_CODES``);
 - ``tickpar-config-keys``: every key of the sweep config, with type, default and description, from
-  ``config/config.schema.yaml`` filled in as the pipeline fills it (``tickpar.pipeline.sweep.config_schema``).
+  ``config/config.schema.yaml`` filled in as the pipeline fills it (``tickpar.pipeline.sweep.config_schema``);
+- ``tickpar-layers``: the layer map, bottom up: each layer of the import-linter contract in ``pyproject.toml``,
+  what it holds (its docstring's first line) and what it may import (``tools/layer_map.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from docutils import nodes
@@ -18,6 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 HELP_COLUMNS = "100"
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _subcommands() -> list[tuple[str, str, argparse.ArgumentParser]]:
@@ -167,8 +175,59 @@ class ConfigKeysDirective(SphinxDirective):
         return [_table(["key", "type", "default", "what"], rows, [22, 18, 12, 48])]
 
 
+def _layer_map_tool() -> ModuleType:
+    """``tools/layer_map.py`` (a script of the checkout, not a package: loaded from its file)."""
+    spec = importlib.util.spec_from_file_location("tickpar_layer_map", CHECKOUT / "tools" / "layer_map.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # before it runs: its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _inline(text: str) -> nodes.paragraph:
+    """A paragraph of ``text`` with its ``literals`` (RST double backquotes, as docstrings write them) as code."""
+    para = nodes.paragraph()
+    for index, part in enumerate(re.split(r"``(.+?)``", text)):
+        if part:
+            para += nodes.literal(text=part) if index % 2 else nodes.Text(part)
+    return para
+
+
+class LayersDirective(SphinxDirective):
+    """The layer map: generated from the import-linter contract and the layers' docstrings, never written."""
+
+    def run(self) -> list[nodes.Node]:
+        tool = _layer_map_tool()
+        self.env.note_dependency(str(CHECKOUT / "pyproject.toml"))
+        problems = tool.missing(CHECKOUT)
+        if problems:
+            raise self.error("the layer map is not whole: " + "; ".join(problems))
+        layers = tool.layer_map(CHECKOUT)
+        rows = [[f"``{layer.module}``", layer.holds, tool.may_import_text(layer, layers)] for layer in layers]
+        for layer in layers:
+            self.env.note_dependency(str(CHECKOUT / layer.path))
+        table = nodes.table()
+        group = nodes.tgroup(cols=3)
+        table += group
+        for width in (18, 57, 25):
+            group += nodes.colspec(colwidth=width)
+        head, body = nodes.thead(), nodes.tbody()
+        group += head
+        group += body
+        for target, cells in ((head, ["layer", "holds", "may import"]), *((body, r) for r in rows)):
+            row = nodes.row()
+            for cell in cells:
+                entry = nodes.entry()
+                entry += _inline(cell)
+                row += entry
+            target += row
+        return [table]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("tickpar-cli", CliDirective)
     app.add_directive("tickpar-exit-codes", ExitCodesDirective)
     app.add_directive("tickpar-config-keys", ConfigKeysDirective)
+    app.add_directive("tickpar-layers", LayersDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -20,7 +20,7 @@ the hot path); the oracle then hashes ``(count, digest, state)``.  Python's
   that range, folds as ``hash((digest, when, eid, TUPLE_LANE, payload))``:
   the payload tuple hashes each item through its own lane, and the record is
   a 5-tuple whose fourth lane (``-1``) no fast record's payload takes.  It
-  costs about a tenth of a slow record (docs/measurements/2026-12-02-small-costs.md).
+  saves a slow record's encoding and BLAKE2b call (docs/measurements/2026-12-02-small-costs.md).
 * **Slow records** (any other payload or tick): the payload and tick are
   written in a type-tagged, length-prefixed byte encoding (:func:`encode`:
   distinct values and distinct types give distinct bytes), hashed with

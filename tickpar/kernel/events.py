@@ -305,8 +305,8 @@ Entry: TypeAlias = "tuple[int, Any, Event]"
 """One queue entry, as the heap holds it: ``(key, tie, event)`` (see :mod:`tickpar.kernel.eventkeys`).
 
 :meth:`EventQueue.pop_bin` and :meth:`EventQueue.head` hand out the heap's own
-tuples (a named tuple would cost ~1,300 more instructions per event of a
-batch); :func:`entry_live` says whether one is still live.
+tuples (a named tuple costs instructions on every event of a batch:
+docs/measurements/2026-12-06-code-comments.md); :func:`entry_live` says whether one is still live.
 """
 
 
@@ -324,8 +324,8 @@ Op: TypeAlias = Any
 
 The op object itself marks its event as scheduled by it (``event._tie is op``)
 until :meth:`EventQueue.commit` gives it its real tie.  Plain tuples, not a
-named class: one is made per message a batch sends (a named tuple costs ~1,300
-more instructions to build).  Read ops with :func:`op_key` and :func:`op_live`.
+named class: one is made per message a batch sends, and a named tuple costs
+more to build (docs/measurements/2026-12-06-code-comments.md).  Read ops with :func:`op_key` and :func:`op_live`.
 """
 
 

@@ -149,8 +149,8 @@ class EventQueue:
         self._heap: list[tuple[int, Any, Event]] = []
         #: Queued events (double-scheduled ones once per entry) minus heap entries: ``len`` is ``len(heap) +
         #: _offset``.  Kept by the rare operations (a stale entry made or dropped, an entry taken out of the heap
-        #: or put back), so that serving a live head and inserting an event touch no counter: in PHOLD a
-        #: counter on those paths cost 3% of the instructions per event.
+        #: or put back), so that serving a live head and inserting an event touch no counter, which would cost
+        #: instructions on every event (docs/measurements/2026-12-04-kernel-hot-path.md).
         self._offset = 0
         self._canonical = order == "canonical"
         #: Whether :meth:`post` may insert by itself: gem5 order, and ``schedule`` is this class's own (a
@@ -620,7 +620,7 @@ def _quicken_run_loop() -> None:
     3.11 quickens a code object only after it has been *entered* about 8 times
     (loop iterations do not count), and a simulation enters ``run`` once: the
     whole event loop would otherwise run as generic, unspecialised bytecode
-    (measured: ~12% more instructions per event).  Running it on empty queues
+    (docs/measurements/2026-12-06-code-comments.md).  Running it on empty queues
     changes nothing else.  Later CPythons warm up on loop back-edges too.
     """
     for _ in range(10):

@@ -76,7 +76,7 @@ class NullMessageSync:
             safe = min(clocks.values()) if clocks else INF
             # Serve up to ``safe`` one lookahead step at a time, promising after each step.  Promising
             # only after the whole stretch lets two LPs fall into lock-step: each serves two
-            # lookaheads' worth while the other waits for its promise, which nearly doubled the loop
+            # lookaheads' worth while the other waits for its promise, which slowed the loop
             # (docs/measurements/2026-12-03-freethreaded.md).  A promise after each step lets the
             # partner start on it at once.
             # A step that ran nothing new (the head is past the end, or gem5-order ties hold it) ends

@@ -14,14 +14,14 @@ profiled prefix (:data:`PROFILE_EVENTS` events) of a work-free sequential run of
 the same spec (:func:`component_event_counts`, cached per process), a pure
 function of (workload, params, seed, order): so every process, rank and the
 native engine compute the same partition, and a busy component (a crossbar, a
-memory controller) no longer weighs as much as an idle one.
+memory controller) weighs more than an idle one, as its events cost its LP more.
 
 ``windows`` (an option; ``events`` is the default, see below) balances the same events, and then what a
 window-synchronised run actually waits for: each window lasts as long as its
 busiest LP, so the run's time is the sum over windows of the busiest LP's
 events in that window, and balanced totals can still leave one LP idle in one
-window and the other in the next (multicore ``wide``, 2 LPs: 12% of the loop
-idle).  The same profiled run records each component's events per window
+window and the other in the next (docs/measurements/2026-12-06-code-comments.md).  The same
+profiled run records each component's events per window
 (:func:`component_window_counts`, :func:`partition_window_loads`), and the
 partitioner refines its result to minimise that sum (the window makespan; see
 :mod:`tickpar.pdes.partition`).  The windows must not depend on the partition

@@ -4,13 +4,11 @@ Snakemake (checked on 9.27) always builds a job-rate limiter from ``--max-jobs-p
 whose default is ``100/1s``. At the end of every pass of its scheduling loop it arms a
 ``threading.Timer`` for one timespan, and the timer releases the loop for one more pass. That pass
 arms another timer, so every pass that a job's end starts runs on as a chain of its own, one
-pass per second. After the default sweep's ~400 small jobs, ~400 chains select jobs ~400 times a
-second. Each pass stats the inputs of every waiting job and runs the job selector. (The upstream
-thread is snakemake/snakemake#3744, "Do not release lock when job finished".)
-
-Measured on 2 cores: the correctness phase of the default sweep (``--until check``, 358 jobs) took
-155 s and 237 s of user CPU with the limiter, and 104 s and 154 s without it. Under cProfile, the
-run with the limiter made 38,044 scheduler passes.
+pass per second. After ``n`` small jobs, ``n`` chains select jobs ``n`` times a second, and each
+pass stats the inputs of every waiting job and runs the job selector: a sweep of many short jobs
+spends its cores on scheduling (what that cost the default sweep: "The limiter" in
+docs/measurements/2026-12-03-default-sweep-budget.md). (The upstream thread is
+snakemake/snakemake#3744, "Do not release lock when job finished".)
 
 A local run is already bounded by its cores and resources, so the limiter limits nothing there.
 :func:`unthrottle_local` switches it off for local runs (the ``onstart`` hook: after Snakemake has

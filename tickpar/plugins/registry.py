@@ -2,12 +2,16 @@
 
 Sources, in this order:
 
-1. Files: every ``*.py`` (not starting with ``_``) in the checkout's
+1. Files: every ``*.py`` and every package folder (a folder holding an
+   ``__init__.py``; neither starting with ``_``) in the checkout's
    ``strategies/`` and ``workloads/`` folders (when tickpar runs from a
    checkout: :data:`CHECKOUT`), plus the files and folders listed in the
    ``TICKPAR_PLUGINS`` environment variable (``os.pathsep`` separated; a
-   folder contributes its ``*.py`` files).  A file may define strategies,
-   workloads, or both.
+   folder contributes its ``*.py`` files and package folders, a package's
+   ``__init__.py`` named as a file is that package).  A file may define
+   strategies, workloads, or both; a package's ``__init__.py`` exports them,
+   defined there or in the package's own modules (``workloads/multicore/``),
+   which import each other relatively (``from .tags import TagArray``).
 2. Installed packages exposing the entry-point groups ``tickpar.strategies``
    and ``tickpar.workloads`` (the object is a Strategy/Workload subclass or a
    module defining some, or a package whose modules define some).  tickpar's
@@ -99,9 +103,23 @@ def class_file(cls: type[Any]) -> Path | None:
     return Path(found).resolve() if found else None
 
 
+def _plugin_file(cls: type[Any]) -> Path | None:
+    """The file that makes ``cls`` a plugin: its module's, or, for a class a plugin package exports from one of
+    its modules, the package's ``__init__.py`` (so that two copies of a package compare as packages)."""
+    module = cls.__module__
+    while "." in module:
+        parent = module.rpartition(".")[0]
+        if getattr(sys.modules.get(parent), cls.__name__, None) is not cls:
+            break
+        module = parent
+    found = getattr(sys.modules.get(module), "__file__", None)
+    return Path(found).resolve() if found else None
+
+
 def where(exc: BaseException, file: Path | None = None) -> str:
-    """``path:line (in function)`` of the deepest traceback frame of ``exc`` in ``file`` (a plugin's file);
-    without one there, of the deepest frame outside tickpar's own package, else of the deepest frame."""
+    """``path:line (in function)`` of the deepest traceback frame of ``exc`` in ``file`` (a plugin's file; a
+    package's ``__init__.py`` stands for every file of the package); without one there, of the deepest frame
+    outside tickpar's own package, else of the deepest frame."""
     import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
@@ -112,7 +130,13 @@ def where(exc: BaseException, file: Path | None = None) -> str:
     package = str(REPO_ROOT / "tickpar")
     chosen = None
     if file is not None:
-        chosen = next((f for f in reversed(frames) if Path(f.filename).resolve() == file), None)
+        plugin_package = file.parent if file.name == "__init__.py" else None
+
+        def in_plugin(filename: str) -> bool:
+            path = Path(filename).resolve()
+            return path == file or (plugin_package is not None and path.is_relative_to(plugin_package))
+
+        chosen = next((f for f in reversed(frames) if in_plugin(f.filename)), None)
     if chosen is None:
         chosen = next((f for f in reversed(frames) if not f.filename.startswith(package)), frames[-1])
     return f"{chosen.filename}:{chosen.lineno} (in {chosen.name})"
@@ -166,7 +190,7 @@ class Registry:
                 raise PluginError(f"{kind} {name!r} from {source}: {pname!r} is not a Param")
         table = self.strategies if kind == "strategy" else self.workloads
         if name in table and table[name] is not cls:
-            first, again = class_file(table[name]), class_file(cls)
+            first, again = _plugin_file(table[name]), _plugin_file(cls)
             if first is not None and again is not None and _same_file(first, again):
                 return  # one file reached twice (a folder and an installed copy of it): one plugin
             raise _DuplicateName(
@@ -207,20 +231,34 @@ class Registry:
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    """One plugin file: the same path, or an identical copy (a checkout's file and its installed copy)."""
+    """One plugin file: the same path, or an identical copy (a checkout's file and its installed copy); for a
+    package (its ``__init__.py``), every module of the package identical."""
     if a == b:
         return True
     try:
+        if a.name == b.name == "__init__.py":
+            return _package_sources(a.parent) == _package_sources(b.parent)
         return a.read_bytes() == b.read_bytes()
     except OSError:
         return False
 
 
+def _package_sources(folder: Path) -> dict[str, bytes]:
+    """Every ``*.py`` of a package folder, by path relative to it (sub-packages included)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.py"))}
+
+
 def _load_file(path: Path) -> ModuleType:
-    module_name = "tickpar_plugin_" + "_".join(path.with_suffix("").parts[-2:]).replace("-", "_")
+    """Import a plugin file, or a plugin package from its ``__init__.py`` (so that its modules can import
+    each other relatively), under a name of its own: ``tickpar_plugin_<folder>_<file or package>``."""
+    package = path.name == "__init__.py"
+    named = path.parent if package else path.with_suffix("")
+    module_name = "tickpar_plugin_" + "_".join(named.parts[-2:]).replace("-", "_")
     if module_name in sys.modules:
         return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    spec = importlib.util.spec_from_file_location(
+        module_name, path, submodule_search_locations=[str(path.parent)] if package else None
+    )
     if spec is None or spec.loader is None:
         raise PluginError(f"cannot load plugin file {path}")
     module = importlib.util.module_from_spec(spec)
@@ -229,7 +267,8 @@ def _load_file(path: Path) -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # a broken plugin must not take the whole CLI down with a traceback
-        del sys.modules[module_name]
+        for loaded in [m for m in sys.modules if m == module_name or m.startswith(module_name + ".")]:
+            del sys.modules[loaded]
         detail = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise PluginError(
             f"plugin file {path} failed to import at {where(exc, path.resolve())}: {type(exc).__name__}: {detail}"
@@ -238,12 +277,18 @@ def _load_file(path: Path) -> ModuleType:
 
 
 def _plugin_classes(obj: Any) -> Iterable[tuple[str, type[Any]]]:
-    """The Strategy and Workload subclasses of ``obj`` (a class or a module's own classes), abstract ones
-    included: an abstract class that names itself is a plugin missing a method (see :func:`_missing`)."""
+    """The Strategy and Workload subclasses of ``obj`` (a class, a module's own classes, or the classes a
+    package exports from its own modules), abstract ones included: an abstract class that names itself is a
+    plugin missing a method (see :func:`_missing`)."""
     if inspect.isclass(obj):
         candidates = [obj]
     else:
-        candidates = [v for v in vars(obj).values() if inspect.isclass(v) and v.__module__ == obj.__name__]
+        inside = obj.__name__ + "." if hasattr(obj, "__path__") else None
+
+        def own(cls: type[Any]) -> bool:
+            return cls.__module__ == obj.__name__ or (inside is not None and cls.__module__.startswith(inside))
+
+        candidates = [v for v in vars(obj).values() if inspect.isclass(v) and own(v)]
     for cls in candidates:
         kind = getattr(cls, "plugin_kind", None)
         if kind in ENTRY_POINT_GROUPS:
@@ -284,7 +329,11 @@ def _register(registry: Registry, kind: str, cls: type[Any], source: str, blocke
 
 
 def _py_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    """A folder's plugin files: its ``*.py`` files and its packages' ``__init__.py`` (neither starting with
+    ``_``), by plugin name."""
+    files = [p for p in folder.glob("*.py") if not p.name.startswith("_")]
+    files += [p for p in folder.glob("*/__init__.py") if not p.parent.name.startswith("_")]
+    return sorted(files, key=lambda p: (p.parent.name if p.name == "__init__.py" else p.stem, str(p)))
 
 
 def plugin_files() -> list[Path]:
