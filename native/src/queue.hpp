@@ -1,5 +1,5 @@
 // gem5's event queue for the replay: heap entries ordered by (key, tie), the 4-ary heap, the per-object state.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace, as before the split).
+// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
 #pragma once
 
 #include "engine.hpp"

@@ -1,5 +1,5 @@
 // Run: everything one replay shares between its threads (the DAG, the options, object states, digests, ops).
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace, as before the split).
+// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
 #pragma once
 
 #include "engine.hpp"

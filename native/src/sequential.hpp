@@ -1,5 +1,5 @@
 // The sequential strategy: gem5's doSimLoop on one queue (also the other strategies' serial path).
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace, as before the split).
+// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
 #pragma once
 
 #include "engine.hpp"

@@ -1,6 +1,6 @@
 // The sync primitives the strategies share: the clock, waiting (spin, yield, sleep), the spinning barrier,
 // the thread crew.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace, as before the split).
+// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
 #pragma once
 
 #include "engine.hpp"

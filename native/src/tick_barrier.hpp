@@ -1,5 +1,5 @@
 // The tick-barrier strategy: each (tick, priority) bin run by groups in parallel, committed in sequential order.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace, as before the split).
+// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
 #pragma once
 
 #include "engine.hpp"

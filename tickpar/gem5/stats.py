@@ -8,14 +8,15 @@ run that dumps once, at its end; of a run that dumps several times it covers the
 start (or the last reset) to the first dump, and the cost carries a warning saying so.
 
 The host time is ``simTicks / hostTickRate``: gem5 prints ``hostTickRate`` with about nine digits and
-``hostSeconds`` to two decimals only (0.02 s for the shared 2-core run).  Only when ``hostTickRate``
+``hostSeconds`` to two decimals only, too coarse for runs of a fraction of a second.  Only when ``hostTickRate``
 is missing or 0 is ``hostSeconds`` used, with a warning.  The cost per event is that host time over
 the events the trace replays (:attr:`~tickpar.gem5.importer.ImportedTrace.events` of the *whole*
 trace, not of a prefix: the host time covers the whole run).
 
-**Traced or untraced** (:func:`stats_kind`).  Tracing inflates gem5's host time (4x on the shared
-2-core run), so the stats of an untraced run of the same configuration are the ones to use.  Neither
-file says which it is, so the rule goes by the file's name and place, in this order:
+**Traced or untraced** (:func:`stats_kind`).  Tracing inflates gem5's host time severalfold
+(docs/measurements/2026-12-06-code-comments.md), so the stats of an untraced run of the same
+configuration are the ones to use.  Neither file says which it is, so the rule goes by the file's
+name and place, in this order:
 
 1. a file name that contains ``untraced`` (any case) is an untraced run's;
 2. a file that is the trace's own run is a traced run's, and the cost warns that tracing inflates

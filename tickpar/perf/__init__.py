@@ -11,7 +11,7 @@ microbenchmarks), :mod:`~tickpar.perf.bounds` (structural bounds and their table
 :mod:`~tickpar.perf.model` (each strategy's time), :mod:`~tickpar.perf.tables` (shape records, fits,
 prediction table), :mod:`~tickpar.perf.handoff` (the GIL hand-off per strategy) and
 :mod:`~tickpar.perf.prediction` (the ``here`` calibration record and the command line).  ``bounds``,
-``prediction`` and ``timing`` re-export the names they held before the split.
+``prediction`` and ``timing`` re-export the names of the modules below them that callers use.
 
 May import: ``tickpar.cellargs``, ``tickpar.runner`` and every layer below them.
 """

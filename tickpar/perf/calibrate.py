@@ -189,8 +189,8 @@ def gil_handoff(
     of holds and calls).  The hold is :data:`HANDOFF_UPDATES` updates of random objects of
     :data:`HANDOFF_OBJECTS` (``hold_s``, measured alone).  CPU availability is probed around each size as in
     :func:`work_overlap`.  The two threads are pinned as the thread strategies pin their workers
-    (:mod:`tickpar.host.affinity`): unpinned, the excess at 30 µs calls was 3.8-14.2 µs over three
-    calibrations here, as the scheduler placed the threads; pinned, 0.2-4.9 µs.  Empty where the GIL is off.
+    (:mod:`tickpar.host.affinity`): unpinned, the excess varied with where the scheduler placed the threads
+    (docs/measurements/2026-12-06-code-comments.md).  Empty where the GIL is off.
     """
     import random
 

@@ -2,13 +2,11 @@
 
 Under the GIL a Python thread strategy's worker holds the GIL for an event's engine and handler code
 and drops it for the ``gil-release`` work call; at two workers each drop hands the GIL to the other
-worker, which must wake first (a futex wake of a halted vCPU: tens of µs on the development VM), and
-what that costs depends on how long each side holds the GIL and sleeps, not on the call alone.  The
-generic calibration (:func:`tickpar.perf.prediction.gil_handoff`: two threads each looping "3.6 µs of
-Python, one call") measured 23.5 µs a call at 10 µs calls and 0 at 30 µs in a fresh sweep of
-5 December 2026, while that sweep's own thread cells lost 33-38 µs and 5-15 µs a call: their workers
-hold the GIL longer per event than its loop does (bench/gil_handoff.py: the excess at 10 µs calls
-grows from 18 to 51 µs as the hold goes from 5 to 20 µs).
+worker, which must wake first (a futex wake of a halted vCPU), and what that costs depends on how long
+each side holds the GIL and sleeps, not on the call alone.  The generic calibration
+(:func:`tickpar.perf.prediction.gil_handoff`) underestimated what the sweep's own thread cells lost,
+because their workers hold the GIL longer per event than its loop does (the figures:
+docs/measurements/2026-12-06-code-comments.md; bench/gil_handoff.py).
 
 So each thread strategy is calibrated on its own runs, as tick-barrier's batch costs already are
 (:func:`tickpar.perf.prediction.tick_barrier_costs`): on :data:`HANDOFF_SHAPE`, a PHOLD shape that the
