@@ -98,9 +98,9 @@ class SpinBarrier {
   alignas(64) std::atomic<uint64_t> gen_{0};
 };
 
-// The process's worker threads, kept between replays.  Creating a thread costs tens of microseconds
-// (150 us on this 2-core KVM machine, more than half of a 0.3 ms replay), so a replay borrows threads that
-// earlier replays left behind: they spin a while after each job, then yield, then sleep on a futex
+// The process's worker threads, kept between replays.  Creating a thread costs a large share of a short
+// replay (docs/measurements/2026-12-06-code-comments.md), so a replay borrows threads that earlier replays
+// left behind: they spin a while after each job, then yield, then sleep on a futex
 // (wait_while_equal) until the next one.  One replay owns the pool at a time; a replay that finds it taken
 // (another Python thread replaying meanwhile) or inherited over a fork starts threads of its own, as before.
 class Pool {
