@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -88,6 +89,18 @@ def _parser() -> argparse.ArgumentParser:
     p_prof.add_argument("--components", metavar="FILE", help="a mapping file, 'REGEX -> COMPONENT' per line")
     p_prof.add_argument("--events", type=int, default=0, help="profile the whole ticks before the (N+1)-th event")
     p_prof.add_argument("--json", metavar="OUT", help="write the profile as JSON to OUT (atomically)")
+    p_prof.add_argument(
+        "--gem5-stats",
+        metavar="STATS",
+        help="the run's gem5 stats.txt (best an untraced run's): the bounds weigh events by its host cost per event",
+    )
+    p_prof.add_argument(
+        "--cost-weights",
+        metavar="FILE",
+        help="with --gem5-stats: 'REGEX -> WEIGHT' per line, splits the run's cost over the components (mean kept)",
+    )
+    p_fit = sub.add_parser("trace-fit", help="the synthetic workload shape whose profile is nearest a gem5 run's")
+    _add_trace_fit_arguments(p_fit)
     p_cal = sub.add_parser("calibrate", help="measure the native engine's primitive costs (the cxx preset's figures)")
     p_cal.add_argument("--out", help="write the JSON to FILE (default: print it)")
     p_cal.add_argument("--budget", type=float, default=1.0, help="seconds per measurement, roughly (default 1)")
@@ -155,6 +168,13 @@ def _summary_line(record: dict[str, Any]) -> str:
     )
 
 
+def _print_event_cost(record: dict[str, Any]) -> None:
+    """The event cost a replayed gem5 run spent, and where it came from (``workload_info``)."""
+    cost = (record.get("workload_info") or {}).get("event_cost")
+    if cost:
+        print(f"event cost: {cost['description']}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from tickpar.runner import execute, execute_isolated, make_record, write_json_atomic
 
@@ -169,6 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         write_json_atomic(args.out, record)
     print(_summary_line(record))
+    _print_event_cost(record)
     if outcome.record.failure is not None:
         print(f"failed: {outcome.record.failure['kind']}: {outcome.record.failure['message']}")
         return EXIT_VERDICT
@@ -192,15 +213,24 @@ def _emit(cell: Any, path: str, fmt: str) -> None:
 def cmd_trace_profile(args: argparse.Namespace) -> int:
     from tickpar.gem5 import FORMATS, TraceError, import_trace
     from tickpar.gem5.profile import summary_lines, trace_profile
+    from tickpar.gem5.stats import run_event_cost
     from tickpar.runner import write_json_atomic
 
     if args.format not in FORMATS:
         raise CLIError(f"--format {args.format!r} is not allowed: one of {', '.join(FORMATS)}")
     if args.events < 0:
         raise CLIError(f"--events {args.events} is not allowed: an int >= 0 (0: all)")
+    if args.cost_weights and not args.gem5_stats:
+        raise CLIError(f"--cost-weights {args.cost_weights} needs --gem5-stats: the weights split that run's cost")
     try:
         trace = import_trace(args.trace, args.format, args.components, args.events)
-        profile = trace_profile(trace)
+        cost = None
+        if args.gem5_stats:
+            cost = run_event_cost(
+                args.gem5_stats, trace, args.cost_weights, fmt=args.format, components=args.components,
+                events=args.events,
+            )
+        profile = trace_profile(trace, cost=cost)
     except (TraceError, ValueError, OSError) as exc:
         raise CLIError(str(exc)) from None
     for line in summary_lines(profile):
@@ -208,6 +238,77 @@ def cmd_trace_profile(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(args.json, profile)
         print(f"profile -> {args.json}")
+    return EXIT_OK
+
+
+#: trace-fit's search budget (tickpar.gem5.fit.search's defaults, checked equal by tests/test_trace_fit.py): written
+#: here so that building the parser, which every command does, never imports the fit (numpy, yaml) into a cell.
+FIT_MAX_CANDIDATES, FIT_MAX_EVENTS = 200, 20_000
+
+
+def _add_trace_fit_arguments(p: argparse.ArgumentParser) -> None:
+    DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_EVENTS = FIT_MAX_CANDIDATES, FIT_MAX_EVENTS  # noqa: N806
+
+    p.add_argument("trace", metavar="TRACE", help="a gem5 event trace (stock Event trace or insert log; .gz too)")
+    p.add_argument("--workload", default="multicore", help="the synthetic workload to fit (default multicore)")
+    p.add_argument("--format", default="auto", help="the trace's format: auto (default), event or insert-log")
+    p.add_argument("--components", metavar="FILE", help="the trace's mapping file, 'REGEX -> COMPONENT' per line")
+    p.add_argument("--events", type=int, default=0, help="fit the whole ticks before the trace's (N+1)-th event")
+    p.add_argument("-p", "--param", action="append", metavar="KEY=VALUE", help="pin a parameter (not searched)")
+    p.add_argument("--seed", type=int, default=1, help="the seed every candidate runs with (default 1)")
+    p.add_argument(
+        "--max-candidates",
+        type=int,
+        default=DEFAULT_MAX_CANDIDATES,
+        help=f"candidate runs at most (default {DEFAULT_MAX_CANDIDATES})",
+    )
+    p.add_argument(
+        "--max-events",
+        type=int,
+        default=DEFAULT_MAX_EVENTS,
+        help=f"events of a candidate run, about (default {DEFAULT_MAX_EVENTS:,}; at most the trace's)",
+    )
+    p.add_argument("--jobs", type=int, default=None, help="candidates run at once (default: the CPUs, at most 2)")
+    p.add_argument("--name", help="the fitted shape's name (default fit-<trace file stem>)")
+    p.add_argument("--json", metavar="OUT", help="write the whole result as JSON to OUT (atomically)")
+
+
+def cmd_trace_fit(args: argparse.Namespace) -> int:
+    import os
+
+    from tickpar.gem5 import FORMATS, TraceError
+    from tickpar.gem5.fit import FitError, fit_trace, summary_lines
+    from tickpar.runner import write_json_atomic
+
+    if args.format not in FORMATS:
+        raise CLIError(f"--format {args.format!r} is not allowed: one of {', '.join(FORMATS)}")
+    if args.events < 0:
+        raise CLIError(f"--events {args.events} is not allowed: an int >= 0 (0: all)")
+    if args.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}", args.name):
+        raise CLIError(f"--name {args.name!r} is not allowed: a shape name (letters, digits, _.+-, at most 64)")
+    jobs = args.jobs if args.jobs is not None else max(1, min(2, os.cpu_count() or 1))
+    fixed = parse_assignments(args.param, "-p")
+    try:
+        result = fit_trace(
+            args.trace,
+            args.format,
+            args.components,
+            args.events,
+            workload=args.workload,
+            fixed=fixed,
+            seed=args.seed,
+            max_candidates=args.max_candidates,
+            max_events=args.max_events,
+            jobs=jobs,
+            name=args.name,
+        )
+    except (TraceError, FitError, ValueError, OSError) as exc:
+        raise CLIError(str(exc)) from None
+    for line in summary_lines(result):
+        print(line)
+    if args.json:
+        write_json_atomic(args.json, result)
+        print(f"result -> {args.json}")
     return EXIT_OK
 
 
@@ -259,6 +360,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out:
         write_json_atomic(args.out, record)
     print(_summary_line(record))
+    _print_event_cost(record)
     print(f"verdict: {verdict.kind}: {verdict.reason}")
     print(promise_line(promise, kept))
     if args.explain and record["anatomy"]:
@@ -424,6 +526,7 @@ _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "bounds": cmd_bounds,
     "calibrate": cmd_calibrate,
     "trace-profile": cmd_trace_profile,
+    "trace-fit": cmd_trace_fit,
 }
 
 
