@@ -247,8 +247,6 @@ FIT_MAX_CANDIDATES, FIT_MAX_EVENTS = 200, 20_000
 
 
 def _add_trace_fit_arguments(p: argparse.ArgumentParser) -> None:
-    DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_EVENTS = FIT_MAX_CANDIDATES, FIT_MAX_EVENTS  # noqa: N806
-
     p.add_argument("trace", metavar="TRACE", help="a gem5 event trace (stock Event trace or insert log; .gz too)")
     p.add_argument("--workload", default="multicore", help="the synthetic workload to fit (default multicore)")
     p.add_argument("--format", default="auto", help="the trace's format: auto (default), event or insert-log")
@@ -259,14 +257,14 @@ def _add_trace_fit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-candidates",
         type=int,
-        default=DEFAULT_MAX_CANDIDATES,
-        help=f"candidate runs at most (default {DEFAULT_MAX_CANDIDATES})",
+        default=FIT_MAX_CANDIDATES,
+        help=f"candidate runs at most (default {FIT_MAX_CANDIDATES})",
     )
     p.add_argument(
         "--max-events",
         type=int,
-        default=DEFAULT_MAX_EVENTS,
-        help=f"events of a candidate run, about (default {DEFAULT_MAX_EVENTS:,}; at most the trace's)",
+        default=FIT_MAX_EVENTS,
+        help=f"events of a candidate run, about (default {FIT_MAX_EVENTS:,}; at most the trace's)",
     )
     p.add_argument("--jobs", type=int, default=None, help="candidates run at once (default: the CPUs, at most 2)")
     p.add_argument("--name", help="the fitted shape's name (default fit-<trace file stem>)")
