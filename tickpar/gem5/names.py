@@ -13,8 +13,9 @@ under its name in :attr:`tickpar.gem5.importer.ImportedTrace.component_rules`):
     (rule ``object``), then against ``<name>#<instance>`` too, so a rule may map instance numbers;
 ``port``
     ``.wrapped_function_event`` / ``.wrapped_event`` is stripped, and a last segment that is a
-    port's queue (``<port>-<Kind>PacketQueue``) is stripped with its port: what is left is the
-    SimObject;
+    port's packet queue is stripped with its port: what is left is the SimObject.  gem5 names a
+    queue ``<port>-<label>`` (``cpu_side_port[1]-RespPacketQueue``, a cache's
+    ``mem_side_port-MemSidePort``), and a SimObject's name never holds a dash;
 ``simobject``
     otherwise a dotted name is ``<simobject>.<event>`` (after stripping the wrapper suffix, the
     whole base is the SimObject): the SimObject is what the name says;
@@ -35,7 +36,7 @@ from pathlib import Path
 __all__ = ["ComponentRules", "component_of", "is_exit_event_name", "load_mapping", "simobject_of"]
 
 _WRAPPED = (".wrapped_function_event", ".wrapped_event")
-_PORT_QUEUE = re.compile(r"-\w*PacketQueue$")
+_PORT_QUEUE = re.compile(r"-[^.]*$")  # <port>-<label>: a packet queue's name (packet_queue.cc)
 _UNNAMED = re.compile(r"^Event_\d+$")
 
 
