@@ -62,15 +62,21 @@ def test_trace_page_shows_the_profile_the_verdicts_and_splits_anatomy(tmp_path: 
     assert rows[("tick-barrier/component", "native")]["speedup_2w"] == "1.40x [1.30, 1.50]"
     assert rows[("split/name", "python")]["verdicts"] == "w2: diverged"
     assert rows[("tick-barrier/component", "native")]["verdicts"] == "w1: exact; w2: exact"
-    assert data["split"][0]["steps"][0].endswith("pops it: cur_tick := 500")
+    steps = data["split"][0]["steps"]
+    assert any(line.strip().endswith("pops it: cur_tick := 500") for line in steps)
+    assert not any("None" in line for line in steps)  # gem5's names and ticks, never a stray None
     page = paths["html"].read_text()
     assert "lower bound" in page and "system.cpu0.tickEvent" in page
+    assert "Event cost:" in page and "Events per component" in page
+    busiest = next(iter(data["component_events"].values()))
+    assert busiest == max(data["component_events"].values())
+    assert data["timeline"]["spans"] and paths["timeline"].stat().st_size > 1000
     assert paths["figure"].stat().st_size > 1000
     table = profile_table(data)
     assert list(table.columns) == ["gem5trace.example", "phold.tiny"]
     assert table.loc["events", "gem5trace.example"] == f"{data['profiles']['gem5trace.example']['events']:,}"
     figs = pdf_pages(outdir=tmp_path / "out")
-    assert len(figs) == 2
+    assert len(figs) == 3  # the tables, the bounds, the timeline
     for fig in figs:
         plt.close(fig)
 

@@ -15,6 +15,12 @@
   ``zero``): ``unconstrained`` (work / critical path), ``component`` (one component's events
   are serial), ``causal`` (ideal optimistic), ``tick-barrier`` (one (tick, priority) bin per
   batch) and ``conservative`` (windows of the lookahead, components coupled at delay 0 merged);
+* ``component_events``: the replayed events per component, busiest first;
+* ``timeline``: parallelism over simulated time: the run cut into windows of the lookahead
+  (``window_ticks``: the smallest delay of a message between components, what a conservative window
+  may span; with gem5's 1-tick delays, a tick), and per span of about 1/:data:`TIMELINE_SPANS` of the
+  run its ``busy_windows`` (windows with an event) and their mean ``events`` and active ``components``:
+  what a window barrier can share out when there is work;
 * ``footprint``: that the components an event touches are inferred from what it schedules, a
   lower bound of the true footprint, so every bound is an upper bound;
 * ``rules``: how often each import rule decided something (:mod:`tickpar.gem5.importer`);
@@ -63,6 +69,7 @@ FOOTPRINT_NOTE = (
     "every bound is an upper bound"
 )
 _EVENT_COST_S = 1e-6  # uniform event cost: the bounds are ratios, the unit cancels
+TIMELINE_SPANS = 60
 
 
 def trace_dag(trace: ImportedTrace, c: Coupling | None = None, cost: EventCost | None = None) -> Dag:
@@ -148,6 +155,7 @@ def trace_profile(
         pairs = zip(rows["workers"], rows["speedup"], strict=True)
         out_bounds[strategy] = {str(int(p)): round(float(s), 4) for p, s in pairs}
     busy = np.unique(dag.events["component"].to_numpy())
+    comp_of = np.asarray(c.inst_comp, dtype=np.int64)[np.asarray(trace.occ_inst, dtype=np.int64)[served]]
     reader = trace.reader
     return {
         "trace": trace.path,
@@ -155,6 +163,8 @@ def trace_profile(
         "events": len(served),
         "components": len(busy),
         "component_names": sorted(trace.components[int(i)] for i in busy),
+        "component_events": _component_events(trace, comp_of),
+        "timeline": _timeline(ticks, comp_of, c),
         "ticks": {"first": int(ticks[0]), "last": int(ticks[-1])},
         "end_tick": trace.end_tick,
         "events_per_tick": {
@@ -179,6 +189,36 @@ def trace_profile(
         "warnings": list(reader.warnings) if reader else [],
         "cost": cost.to_json() if cost is not None else None,
     } | _weighted(dag, cost, critical_path_s)
+
+
+def _component_events(trace: ImportedTrace, comp_of: np.ndarray) -> dict[str, int]:
+    """Replayed events per component, busiest first."""
+    ids, counts = np.unique(comp_of, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    return {trace.components[int(ids[i])]: int(counts[i]) for i in order}
+
+
+def _timeline(ticks: np.ndarray, comp_of: np.ndarray, c: Coupling) -> dict[str, Any]:
+    """Events and active components per lookahead window, averaged over spans of the run (see the docstring)."""
+    positive = [lat for lat in c.latency.values() if lat > 0]
+    window = max(min(positive), 1) if positive else 1
+    first = int(ticks[0])
+    win = (ticks - first) // window
+    windows = int(win[-1]) + 1
+    per_span = max(1, -(-windows // TIMELINE_SPANS))
+    span = win // per_span
+    spans = []
+    for k in range(int(span[-1]) + 1):
+        mask = span == k
+        busy = len(np.unique(win[mask]))
+        pairs = np.unique(np.stack([win[mask], comp_of[mask]]), axis=1) if busy else np.empty((2, 0))
+        spans.append({
+            "start": first + k * per_span * window,
+            "busy_windows": busy,
+            "events": round(float(mask.sum()) / busy, 3) if busy else 0.0,
+            "components": round(float(pairs.shape[1]) / busy, 3) if busy else 0.0,
+        })  # fmt: skip
+    return {"window_ticks": int(window), "windows": windows, "windows_per_span": per_span, "spans": spans}
 
 
 def _weighted(dag: Dag, cost: EventCost | None, critical_path_s: float) -> dict[str, float]:

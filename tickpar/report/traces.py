@@ -30,11 +30,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from tickpar.host.atomic import read_json_object
-from tickpar.report.layout import write_text
+from tickpar.report.layout import draw_lines, draw_table, write_text
+from tickpar.verify.anatomy import STEP_KEYS, format_steps
 
-__all__ = ["OUTDIR", "fig_bounds", "page_data", "pdf_pages", "write_page"]
+__all__ = ["OUTDIR", "fig_bounds", "fig_timeline", "page_data", "pdf_pages", "write_page"]
 
 OUTDIR = "results/report/traces"
+TOP_COMPONENTS = 15  # the busiest components a page lists
 FOOTPRINT = (
     "Footprints are inferred from what each event schedules, reschedules or deschedules: a lower bound of the "
     "true footprint, so every bound here is an upper bound. A schedule with delay > 0 onto another component is "
@@ -135,11 +137,8 @@ def _anatomies(checks: Path) -> list[dict[str, Any]]:
             continue
         if record.get("verdict", {}).get("kind") in (None, "exact"):
             continue
-        steps = [
-            f"{s.get('step', '-')}  {s.get('worker') if s.get('worker') is not None else ''}  {s.get('event') or ''}"
-            f"  {s.get('note') or ''}"
-            for s in (record.get("anatomy") or [])[:12]
-        ]
+        anatomy = [{key: step.get(key) for key in STEP_KEYS} for step in (record.get("anatomy") or [])[:12]]
+        steps = format_steps(anatomy).splitlines() if anatomy else []
         out.append(
             {
                 "engine": record.get("engine", "python"),
@@ -165,9 +164,14 @@ def page_data(shape: str, summary: pd.DataFrame, profiles: Path, checks: Path) -
     found = _load_profiles(profiles)
     mine = f"gem5trace.{shape}"
     order = [mine, *sorted(k for k in found if k != mine)]
+    trace = found.get(mine) or {}
     return {
         "shape": shape,
         "cost": cost_line(found.get(mine)),
+        "component_events": dict(list((trace.get("component_events") or {}).items())[:TOP_COMPONENTS]),
+        "components": trace.get("components"),
+        "events": trace.get("events"),
+        "timeline": trace.get("timeline"),
         "profiles": {k: found[k] for k in order if k in found},
         "strategies": _strategy_rows(summary, shape),
         "split": _anatomies(checks),
@@ -204,7 +208,39 @@ def fig_bounds(data: dict[str, Any]) -> plt.Figure:
     return fig
 
 
-def page_html(data: dict[str, Any], figure: str | None) -> str:
+def component_table(data: dict[str, Any]) -> pd.DataFrame:
+    """The trace's busiest components: events and share of the run."""
+    rows = data.get("component_events") or {}
+    total = data.get("events") or sum(rows.values()) or 1
+    return pd.DataFrame(
+        {"component": list(rows), "events": [f"{n:,}" for n in rows.values()],
+         "share": [f"{n / total:.1%}" for n in rows.values()]}
+    )  # fmt: skip
+
+
+def fig_timeline(data: dict[str, Any]) -> plt.Figure | None:
+    """Events and active components per lookahead window with work, over simulated time (None: no timeline)."""
+    timeline = data.get("timeline")
+    if not timeline or not timeline.get("spans"):
+        return None
+    spans = timeline["spans"]
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    starts = [sp["start"] for sp in spans]
+    ax.plot(starts, [sp["events"] for sp in spans], marker="o", markersize=3, label="events per busy window")
+    ax.plot(starts, [sp["components"] for sp in spans], marker="s", markersize=3,
+            label="active components per busy window")  # fmt: skip
+    ax.set_xlabel("simulated time (ticks)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(
+        f"gem5 trace {data['shape']}: parallelism over simulated time (windows of the lookahead, "
+        f"{timeline['window_ticks']:,} ticks; {timeline['windows_per_span']:,} windows a point)", fontsize=9
+    )
+    fig.tight_layout()
+    return fig
+
+
+def page_html(data: dict[str, Any], figure: str | None, timeline: str | None = None) -> str:
     """The trace page's HTML entry."""
     strategies = pd.DataFrame(data["strategies"])
     parts = [
@@ -216,6 +252,12 @@ def page_html(data: dict[str, Any], figure: str | None) -> str:
     ]
     if figure:
         parts.append(f"<p>Bounds against workers: <code>{html.escape(figure)}</code></p>")
+    comps = component_table(data)
+    if not comps.empty:
+        parts.append(f"<h2>Events per component ({len(comps)} busiest of {data.get('components')})</h2>")
+        parts.append(comps.to_html(index=False, escape=True))
+    if timeline:
+        parts.append(f"<p>Parallelism over simulated time: <code>{html.escape(timeline)}</code></p>")
     parts.append("<h2>Verdicts and 2-worker loop speedup at the trace's replay cost</h2>")
     parts.append(strategies.to_html(index=False, escape=True) if not strategies.empty else "<p>no cells</p>")
     for run in data["split"]:
@@ -237,34 +279,62 @@ def write_page(
     fig = fig_bounds(data)
     fig.savefig(paths["figure"], bbox_inches="tight")
     plt.close(fig)
+    timeline = fig_timeline(data)
+    if timeline is not None:
+        paths["timeline"] = out / f"{shape}.timeline.{fmt}"
+        timeline.savefig(paths["timeline"], bbox_inches="tight")
+        plt.close(timeline)
     write_text(paths["json"], json.dumps(data, indent=1) + "\n")
-    write_text(paths["html"], page_html(data, paths["figure"].name))
+    timeline_name = paths["timeline"].name if "timeline" in paths else None
+    write_text(paths["html"], page_html(data, paths["figure"].name, timeline_name))
     return paths
 
 
-def _text_page(title: str, lines: list[str]) -> plt.Figure:
-    fig = plt.figure(figsize=(11, 8.5))
-    fig.suptitle(title, fontsize=12)
-    wrapped = [w for line in lines for w in (textwrap.wrap(line, 120) or [""])]
-    fig.text(0.04, 0.93, "\n".join(wrapped), va="top", family="monospace", fontsize=7)
+def _tables_page(data: dict[str, Any]) -> plt.Figure:
+    """A trace's first PDF page: the cost and footprint notes, its profile and its verdicts, as tables."""
+    fig = plt.figure(figsize=(8.27, 11.69))
+    fig.text(0.07, 0.97, f"gem5 trace {data['shape']}", fontsize=14, weight="bold", va="top")
+    y = draw_lines(fig, 0.94, [data.get("cost", ""), data["footprint"]], width=110) - 0.01
+    table = profile_table(data)
+    fig.text(0.05, y, "Profile, beside the synthetic workloads", fontsize=10, weight="bold", va="top")
+    cells = [[label, *row] for label, row in zip(table.index, table.values.tolist(), strict=True)]
+    width = 0.34
+    rest = (1 - width) / max(len(table.columns), 1)
+    y = draw_table(fig, y - 0.02, cells, ["", *table.columns], [width] + [rest] * len(table.columns)) - 0.02
+    strategies = pd.DataFrame(data["strategies"])
+    fig.text(0.05, y, "Verdicts and 2-worker loop speedup at the trace's replay cost", fontsize=10, weight="bold",
+             va="top")  # fmt: skip
+    if not strategies.empty:
+        cols = list(strategies.columns)
+        y = draw_table(fig, y - 0.02, strategies.astype(str).values.tolist(), cols,
+                       [0.22, 0.08, 0.3, 0.22, 0.18][: len(cols)]) - 0.02  # fmt: skip
+    comps = component_table(data)
+    if not comps.empty and y > 0.3:
+        fig.text(0.05, y, f"Events per component ({len(comps)} busiest of {data.get('components')})", fontsize=10,
+                 weight="bold", va="top")  # fmt: skip
+        y = draw_table(fig, y - 0.02, comps.values.tolist(), list(comps.columns), [0.7, 0.15, 0.15]) - 0.02
+    for run in data["split"][:1]:
+        if y < 0.15:
+            break
+        lines = [f"split ({run['engine']}): {run['verdict']}: {run['reason']}", *run["steps"][:8]]
+        fig.text(0.05, y, "\n".join(textwrap.shorten(line, 150) for line in lines), fontsize=6, family="monospace",
+                 va="top")  # fmt: skip
     return fig
 
 
 def pdf_pages(_data: Any = None, outdir: str | Path = OUTDIR) -> list[plt.Figure]:
-    """The trace pages for the PDF: per trace page written in ``outdir``, its tables and its bounds figure."""
+    """The trace pages for the PDF: per trace page written in ``outdir``, its tables and its figures."""
     figs: list[plt.Figure] = []
     folder = Path(outdir)
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        data = json.loads(path.read_text())
-        lines = [data.get("cost", ""), data["footprint"], "", "Profile:"]
-        lines += [*profile_table(data).to_string().splitlines(), ""]
-        strategies = pd.DataFrame(data["strategies"])
-        lines += ["Verdicts and 2-worker loop speedup at the trace's replay cost:"]
-        lines += strategies.to_string(index=False).splitlines() if not strategies.empty else ["no cells"]
-        for run in data["split"][:2]:
-            lines += ["", f"split ({run['engine']}): {run['verdict']}: {run['reason']}", *run["steps"]]
-        figs.append(_text_page(f"gem5 trace {data['shape']}", lines))
+        data = read_json_object(path)
+        if data is None or "shape" not in data:
+            continue
+        figs.append(_tables_page(data))
         figs.append(fig_bounds(data))
+        timeline = fig_timeline(data)
+        if timeline is not None:
+            figs.append(timeline)
     return figs
 
 
