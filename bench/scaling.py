@@ -21,6 +21,11 @@ Worker counts above the usable cores are left out (a speedup above the core coun
 and so are those that ``--workers`` does not name. ``environment.json`` records the machine, the
 interpreter, its GIL state and the tickpar version; every record carries its own environment too.
 
+The default config times conservative's two schedules side by side on the native engine: ``window-threads``
+(``schedule=static``, one LP per worker) and ``window-adaptive`` (``schedule=adaptive``: up to 8 LPs per
+worker, 64 at most, handed out every window by their last window's cost; issue #48), on the balanced
+``wide64`` shapes and on ``moving64`` (phold with a moving hot group); ``scaling.csv`` has a row per variant.
+
 Run:  ``python bench/scaling.py --out-dir DIR [--config config/scaling.yaml] [--workers 1,2,4,8,16]``
 (``--jobs``: checks at a time, default: usable cores / 4).  The default config takes about 8 minutes
 on 16 cores.  ``--show DIR`` prints the table of an earlier run again.

@@ -67,6 +67,19 @@ messages then depends on when they arrive, so results may also vary from run
 to run (gem5's own nondeterminism); ``window`` delivers in LP order and is
 deterministic.
 
+Schedule (``schedule``): ``static`` (the default) runs one LP per worker, its
+partition fixed before the run.  ``adaptive`` (the native engine only,
+``--engine native``; the Python engine refuses it with one line) partitions the
+model into ``K`` LPs, ``workers <= K <= lps_max`` (default ``8 x workers``, at
+most 64), as fine as the coupling allows without a shorter lookahead than the
+static partition's (components coupled at zero latency always share an LP;
+:mod:`tickpar.pdes.adaptive`), and every window hands the LPs to the workers by
+the time each took in the previous window, largest first (LPT); a worker done
+with its own steals whole LPs not yet started (``native/src/adaptive.hpp``).
+Each LP's window is the same computation on whichever worker runs it, so the
+result is the static strategy's with ``K`` workers, event for event: the same
+promise, from the same traits.
+
 Promise: ``exact`` under canonical order when no link crosses LPs faster than
 the lookahead (always with ``partition=auto`` and no ``lookahead`` option);
 ``causality`` when a direct call crosses LPs; nothing in gem5 order, or when a
@@ -78,7 +91,14 @@ Statistics beyond the common ones: the partition's figures, ``windows``,
 the synchronised execution alone, from every LP built, started and past the
 start barrier to the end; for processes and MPI measured inside the workers,
 the maximum over LPs), ``setup_s`` (the rest of the run), ``cpu_s`` per LP.
-The common ``lock_waits`` is left out: LPs share no locks.
+The common ``lock_waits`` is left out: LPs share no locks.  On the native engine,
+both schedules add ``lps`` (LPs), ``reassignments`` and
+``reassignments_per_window`` (LPs that ran events on another worker than the
+last time they ran any), ``stolen_lps`` (LP windows a worker took from another's
+list), ``imbalance_per_window`` (per window, the busiest worker's time over the
+mean: 1 is balanced), its ``imbalance_mean``, ``imbalance_max`` and
+``imbalance_loop`` (the windows' busiest times over their mean times, summed);
+``static`` has one LP per worker and no reassignments.
 """
 
 from __future__ import annotations
@@ -89,6 +109,7 @@ from typing import Any
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.kernel.work import calibrate
+from tickpar.pdes.adaptive import MAX_LPS, SCHEDULES, fine_plan, lps_max_of, schedule_of
 from tickpar.pdes.launch import (
     mpi_launch_stats,
     mpiexec_path,
@@ -116,23 +137,29 @@ from tickpar.verify.oracle import OracleRecord, Verdict
 BACKENDS = ("threads", "processes", "mpi")
 #: The policies of :data:`tickpar.pdes.sync.SYNCS` that this strategy offers.
 CONSERVATIVE_SYNCS = ("window", "null-message")
+#: The one line with which the Python engine refuses ``schedule=adaptive`` (the native engine's alone).
+PYTHON_SCHEDULE_ERROR = (
+    "strategy conservative option schedule=adaptive is taken by the native engine only (--engine native): "
+    "the Python engine allows schedule=static"
+)
 
 
 def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any]) -> tuple[Plan, Partition]:
-    """The plan of a run of this strategy: its options applied to :func:`tickpar.pdes.plan.make_plan`."""
+    """The plan of a run of this strategy: its options applied to :func:`tickpar.pdes.plan.make_plan`
+    (``schedule=adaptive``: :func:`tickpar.pdes.adaptive.fine_plan`, ``K >= workers`` LPs)."""
     weighted_by = options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS)
-    return make_plan(
-        model,
-        workers,
-        method=options["partition"],
-        order=spec.order,
-        sync=options["sync"],
-        lookahead=options.get("lookahead"),
-        stall_s=options["stall_s"],
-        weights=partition_weights(spec, weighted_by),
-        weighted_by=weighted_by,
-        window_loads=partition_window_loads(spec, weighted_by),
-    )
+    common: dict[str, Any] = {
+        "method": options["partition"],
+        "order": spec.order,
+        "lookahead": options.get("lookahead"),
+        "stall_s": options["stall_s"],
+        "weights": partition_weights(spec, weighted_by),
+        "weighted_by": weighted_by,
+        "window_loads": partition_window_loads(spec, weighted_by),
+    }
+    if schedule_of(options) == "adaptive":
+        return fine_plan(model, workers, lps_max_of(options, workers), **common)
+    return make_plan(model, workers, sync=options["sync"], **common)
 
 
 class Conservative(Strategy):
@@ -145,6 +172,11 @@ class Conservative(Strategy):
         "lookahead": Param(int, None, "ticks per window/promise; none: smallest latency crossing LPs",
                            min=1, nullable=True),
         "oversubscribe": Param(bool, False, "backend=mpi: allow more ranks than cores (MPICH ranks spin)"),
+        "schedule": Param(str, "static", "static (one LP per worker, fixed before the run) or adaptive (native "
+                          "engine, window sync: lps_max LPs handed to the workers every window by their last "
+                          "window's cost, largest first; idle workers steal whole LPs)", choices=SCHEDULES),
+        "lps_max": Param(int, None, "schedule=adaptive: at most this many LPs (none: 8 x workers, at most 64)",
+                         min=1, max=MAX_LPS, nullable=True),
         **process_options("an LP waiting longer than this for a packet"),
     }
     orders = ("canonical",)
@@ -152,6 +184,13 @@ class Conservative(Strategy):
     # -- contract ------------------------------------------------------------------------------
     def validate(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> None:
         super().validate(spec, workers, options)
+        if schedule_of(options) == "adaptive":
+            if options.get("sync", "window") != "window" or options.get("backend", "threads") != "threads":
+                raise ParamError(
+                    f"strategy conservative option schedule=adaptive is not allowed with sync={options.get('sync')} "
+                    f"backend={options.get('backend')}: it runs sync=window on threads (the native engine)"
+                )
+            lps_max_of(options, workers)
         if options.get("backend") == "mpi":
             exe = mpiexec_path()
             if not exe.exists():
@@ -202,6 +241,8 @@ class Conservative(Strategy):
 
     # -- running -----------------------------------------------------------------------------------
     def run(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> StrategyResult:
+        if schedule_of(options) != "static":
+            raise ParamError(PYTHON_SCHEDULE_ERROR)
         started = time.perf_counter()
         backend = options["backend"]
         extra: dict[str, Any] = {}

@@ -202,7 +202,7 @@ MULTICORE = {"cores": 2, "requests_per_core": 150, "l2_banks": 2, "mem_ctrls": 1
 def test_exact_on_multicore(sync: str, backend: str, direct: bool) -> None:
     """The gem5-like memory system (no end tick: runs until it drains), with and without direct calls: exact."""
     if "multicore" not in get_registry().workloads:
-        pytest.skip("workloads/multicore.py is not present")
+        pytest.skip("workloads/multicore/ is not present")
     params = {**MULTICORE, "direct_calls": direct}
     verdict, outcome = _check("multicore", params, 2, sync=sync, backend=backend)
     assert verdict.kind == "exact", verdict.reason

@@ -9,6 +9,20 @@ itself, which turns PHOLD's one-event ticks into many-event ticks (the shape
 that tick-synchronous strategies need).  Each event does ``work_us`` of
 synthetic work.  The run stops at ``end_tick``.
 
+A moving load (``hotspot``, 0 to 1; 0, the default, is the PHOLD above, draw for draw): with
+``hotspot > 0`` every event draws once more before PHOLD's own draws, and with probability
+``hotspot`` sends its new event to the *hot group* instead, to a member drawn uniformly.  The hot group is
+``max(1, lps // 8)`` consecutive LPs (wrapping past the last LP to LP 0) starting at LP
+``(t // (end_tick // lps)) % lps``, where ``t`` is the sending event's tick: it moves one LP along
+every ``end_tick // lps`` ticks (at least 1), so it passes over each LP once in the run.  The other
+events follow PHOLD's rule.  An event on a hot LP mostly stays there (its own hot share plus the
+self-sends), so the load follows the group, a hop behind it: with 16 LPs, ``remote=0.25``,
+``hotspot=0.5`` and ``end_tick=64000`` (config/adaptive.yaml's ``moving``), the group's 2 LPs
+receive 58% of the events while it sits on them, and with the LP it just left 81%.  A partition
+fixed before the run, balanced over the whole run, then leaves one worker most of the load in most
+windows (those in which the group sits on its LPs); a schedule that follows the load
+(``conservative``'s ``schedule=adaptive`` on the native engine) can balance each window.
+
 Links: every LP has a link to every LP (itself included) with latency
 ``lookahead``, so the lookahead between any two LPs is exactly ``lookahead``.
 
@@ -42,17 +56,21 @@ class PholdLP(Component):
         self.rate = 1.0 / params["mean"]
         self.granularity = params["granularity"]
         self.work_us = params["work_us"]
+        #: The moving load (module docstring): the share of sends to the hot group, its size and its period.
+        self.hotspot = params.get("hotspot", 0.0)  # a spec from before the parameter existed: plain PHOLD
+        self.hot_size = max(1, params["lps"] // 8)
+        self.hot_period = max(1, params["end_tick"] // params["lps"])
         self.out: list[Link] = []
         #: The link to itself (``out[index]``), set once the links are built.
         self.home: Link | None = None
         self.received = 0
         self.sent_remote = 0
         self.hop_sum = 0
-        if not self.work_us and self.granularity == 1:
+        if not self.work_us and self.granularity == 1 and not self.hotspot:
             self.on_event = self._on_event_plain  # links bind their handler when built: this one
 
     def _on_event_plain(self, hops: int) -> None:
-        """:meth:`on_event` without work or granularity rounding: the same draws, the same state."""
+        """:meth:`on_event` without work, granularity rounding or hotspot: the same draws, the same state."""
         self.received += 1
         self.hop_sum += hops
         rng = self.rng
@@ -96,7 +114,10 @@ class PholdLP(Component):
             self.work(self.work_us)
         rng = self.rng
         out = self.out
-        if self.remote and rng.random() < self.remote:
+        if self.hotspot and rng.random() < self.hotspot:
+            link = out[self._hot_member(rng.randrange(self.hot_size))]
+            self.sent_remote += link is not out[self.index]
+        elif self.remote and rng.random() < self.remote:
             other = rng.randrange(len(out) - 1)
             link = out[other + (other >= self.index)]
             self.sent_remote += 1
@@ -107,6 +128,11 @@ class PholdLP(Component):
         if g > 1:
             delay += -(self.queue.cur_tick + self.lookahead + delay) % g
         link.send(hops + 1, delay)
+
+    def _hot_member(self, member: int) -> int:
+        """The index of the hot group's ``member``-th LP now (module docstring: it moves with the tick)."""
+        lps = len(self.out)
+        return (self.queue.cur_tick // self.hot_period + member) % lps
 
     def state(self) -> tuple[int, ...]:
         return (self.received, self.sent_remote, self.hop_sum)  # Phold.stats reads it by position
@@ -127,6 +153,8 @@ class Phold(Workload):
         "granularity": Param(int, 1, "round arrival ticks up to a multiple of this", min=1, max=10**9),
         "end_tick": Param(int, 20_000, "stop the simulation at this tick", min=1, max=10**15),
         "work_us": Param(float, 0.0, "synthetic work per event, microseconds", min=0.0, max=1e6),
+        "hotspot": Param(float, 0.0, "share of sends to a hot group of max(1, lps // 8) LPs that moves one LP "
+                         "along every end_tick // lps ticks (0: plain PHOLD)", min=0.0, max=1.0),
     }
     statistics = {
         "events_processed": "events the LPs received before the end",

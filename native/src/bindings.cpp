@@ -105,7 +105,7 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
                        bool checks, bool trace, const std::string& lock_key, int min_parallel,
                        const std::vector<int32_t>& lp_of, int64_t lookahead, int64_t quantum, const std::string& late,
                        double stall_s, double spin_per_us, int replays, double min_batch_ns,
-                       double batch_event_ns) {
+                       double batch_event_ns, const std::string& schedule, int lps) {
   tp::Options o;
   o.strategy = strategy;
   o.workers = workers;
@@ -125,6 +125,16 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
   o.batch_event_ns = batch_event_ns;
   o.lp_of = lp_of;
   o.lookahead = lookahead;
+  if (schedule != "static" && schedule != "adaptive")
+    throw std::invalid_argument("schedule=" + schedule + " is not allowed: static or adaptive");
+  o.adaptive = schedule == "adaptive";
+  if (o.adaptive && strategy != "conservative")
+    throw std::invalid_argument("schedule=adaptive is not allowed for " + strategy + ": conservative only");
+  if (o.adaptive && (lps < workers || lps > tp::MAX_ADAPTIVE_LPS))
+    throw std::invalid_argument("lps=" + std::to_string(lps) + " is not allowed with schedule=adaptive: an int from "
+                                "the workers (" + std::to_string(workers) + ") to " +
+                                std::to_string(tp::MAX_ADAPTIVE_LPS));
+  o.lps = o.adaptive ? lps : 0;
   o.quantum = quantum;
   o.quantum_mode = strategy == "quantum";
   if (late != "clamp" && late != "error") throw std::invalid_argument("late must be clamp or error");
@@ -224,7 +234,8 @@ NB_MODULE(_engine, m) {
   m.def("run", &run_py, "dag"_a, "strategy"_a = "sequential", "workers"_a = 1, "order"_a = "gem5", "checks"_a = true,
         "trace"_a = false, "lock_key"_a = "name", "min_parallel"_a = 2, "lp_of"_a = std::vector<int32_t>(),
         "lookahead"_a = -1, "quantum"_a = -1, "late"_a = "clamp", "stall_s"_a = 30.0, "spin_per_us"_a = 0.0,
-        "replays"_a = 1, "min_batch_ns"_a = 0.0, "batch_event_ns"_a = 0.0, "Replay `dag` under `strategy` on real threads (the GIL is released while it runs).");
+        "replays"_a = 1, "min_batch_ns"_a = 0.0, "batch_event_ns"_a = 0.0, "schedule"_a = "static", "lps"_a = 0,
+        "Replay `dag` under `strategy` on real threads (the GIL is released while it runs).");
   m.def(
       "spin_rate", [](bool recalibrate) { return tp::spin_rate(recalibrate); }, "recalibrate"_a = false,
       "Spin-loop iterations per microsecond on this machine (calibrated once per process).");

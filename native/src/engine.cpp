@@ -22,6 +22,7 @@
 #include "split.hpp"
 #include "tick_barrier.hpp"
 #include "partitioned.hpp"
+#include "adaptive.hpp"
 
 namespace tp {
 // -- the spin loop's calibration ------------------------------------------------------------------
@@ -62,6 +63,8 @@ Result run_once(const Dag& dag, const Options& opt, Run& r, Crew& crew) {
     run_split(r, res, crew);
   } else if (s == "tick-barrier") {
     run_tick_barrier(r, res, crew);
+  } else if (s == "conservative" && opt.adaptive) {
+    run_adaptive(r, res, crew);
   } else if (s == "conservative" || s == "quantum") {
     run_partitioned(r, res, crew);
   } else {

@@ -26,6 +26,7 @@ constexpr int64_t CHILD_UNSOURCED = UNSOURCED_BASE + (int64_t(1) << 61);
 constexpr int64_t NO_SOURCE = INT64_MIN;
 constexpr int64_t NO_END = -1;
 constexpr uint64_t PENDING_BIT = uint64_t(1) << 63;  // stamps of deferred insertions (tick-barrier)
+constexpr int MAX_ADAPTIVE_LPS = 64;  // conservative schedule=adaptive: one bit per LP in a window's inbound masks
 
 inline int64_t pack_key(int64_t when, int prio) { return (when << PRIO_BITS) + prio + PRIO_OFFSET; }
 inline int64_t key_when(int64_t key) { return key >> PRIO_BITS; }
@@ -79,6 +80,10 @@ struct Options {
   double batch_event_ns = 0;
   std::vector<int32_t> lp_of;  // conservative / quantum: LP of every component
   int64_t lookahead = -1;      // conservative: window length (-1: none, one window)
+  // conservative: schedule=adaptive runs `lps` LPs (workers <= lps <= MAX_ADAPTIVE_LPS, lp_of in [0, lps)) on the
+  // workers, handed out every window by their cost in the last one (adaptive.hpp); false: one LP per worker
+  bool adaptive = false;
+  int lps = 0;  // adaptive: the LPs (0: workers)
   int64_t quantum = -1;        // quantum: ticks per quantum (-1: one quantum)
   bool late_clamp = true;      // quantum: late=clamp (else error)
   bool quantum_mode = false;

@@ -37,6 +37,7 @@ struct LPState {
   int64_t late_events = 0, lateness_total = 0, lateness_max = 0;
   int64_t round = 0;
   double idle_s = 0;
+  std::vector<double> busy;  // per window: seconds from leaving its barrier to reaching the next one
 };
 
 struct LPRun {
@@ -99,6 +100,37 @@ struct LPCtx {
   }
 };
 
+// The per-window balance of the workers, from each worker's busy seconds per window (the time from leaving a
+// window's barrier to reaching the next one): per window, the busiest worker's time over the mean
+// (`imbalance_per_window`, 1 = balanced, P = one worker did it all); its mean and maximum over the windows; and
+// `imbalance_loop`, the sum over windows of the busiest worker's time over the sum of the means (how much longer
+// the windows took than balanced ones would have).
+void imbalance_stats(Result& res, const std::vector<const std::vector<double>*>& busy) {
+  size_t windows = busy.empty() ? 0 : busy[0]->size();
+  for (const auto* b : busy) windows = std::min(windows, b->size());
+  std::vector<double> ratio;
+  ratio.reserve(windows);
+  double top = 0, mean_sum = 0, ratio_max = 0, ratio_sum = 0;
+  for (size_t i = 0; i < windows; ++i) {
+    double most = 0, sum = 0;
+    for (const auto* b : busy) {
+      most = std::max(most, (*b)[i]);
+      sum += (*b)[i];
+    }
+    double mean = sum / double(busy.size());
+    double x = mean > 0 ? most / mean : 1.0;
+    ratio.push_back(x);
+    ratio_sum += x;
+    ratio_max = std::max(ratio_max, x);
+    top += most;
+    mean_sum += mean;
+  }
+  res.stats.push_back({"imbalance_mean", windows ? ratio_sum / double(windows) : 1.0});
+  res.stats.push_back({"imbalance_max", windows ? ratio_max : 1.0});
+  res.stats.push_back({"imbalance_loop", mean_sum > 0 ? top / mean_sum : 1.0});
+  res.stats_lists.push_back({"imbalance_per_window", std::move(ratio)});
+}
+
 int64_t local_next(Run& r, Queue& q) {
   Entry e;
   if (!r.live_head(q, e)) return INF;
@@ -113,6 +145,7 @@ void lp_thread(LPRun& R, int me) {
   const int64_t Q = r.o.quantum;
   const int64_t end_tick = r.d.end_tick;
   LPCtx c{r, R, L, me};
+  Clock::time_point left = Clock::now();
   while (true) {
     // exchange: my next time, then the barrier, then everyone's minimum and my inbound messages
     if (quantum) {
@@ -126,8 +159,10 @@ void lp_thread(LPRun& R, int me) {
     R.next_time[parity][size_t(me)] = mine;
     R.aborted[parity][size_t(me)] = r.stop.load(std::memory_order_acquire) ? 1 : 0;
     auto tw = Clock::now();
+    if (L.round > 0) L.busy.push_back(std::chrono::duration<double>(tw - left).count());  // the last window's work
     R.barrier.wait();
-    L.idle_s += seconds_since(tw);
+    left = Clock::now();
+    L.idle_s += std::chrono::duration<double>(left - tw).count();
     // Every LP decides from the same published flags, so all leave at the same barrier.
     bool abort = false;
     for (int p = 0; p < R.P; ++p) abort = abort || R.aborted[parity][size_t(p)];
@@ -238,8 +273,10 @@ void run_partitioned(Run& r, Result& res, Crew& crew) {
   res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
   int64_t windows = 0, rounds = 0, messages = 0, late = 0, lt = 0, lm = 0, dropped = 0;
   std::vector<double> served, idle;
+  std::vector<const std::vector<double>*> busy;
   int64_t ct = 0;
   for (auto& L : R.lps) {
+    busy.push_back(&L->busy);
     windows = std::max(windows, L->windows);
     rounds += L->rounds;
     messages += L->messages;
@@ -265,6 +302,12 @@ void run_partitioned(Run& r, Result& res, Crew& crew) {
   }
   res.stats_lists.push_back({"events_per_lp", served});
   res.stats_lists.push_back({"idle_s", idle});
+  // One LP per worker, fixed before the run: the adaptive schedule's figures (adaptive.hpp), for comparison.
+  res.stats.push_back({"lps", double(P)});
+  res.stats.push_back({"reassignments", 0.0});
+  res.stats.push_back({"reassignments_per_window", 0.0});
+  res.stats.push_back({"stolen_lps", 0.0});
+  imbalance_stats(res, busy);
   res.cur_tick = ct;
 }
 

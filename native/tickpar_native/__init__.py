@@ -23,6 +23,12 @@ than ``min_batch_ns + batch_event_ns * members`` nanoseconds on the workers (its
 threads) runs serially on the forming thread, as gem5 would run it: handing it out would cost more than it
 saves (both 0, the default: every bin of two groups or more goes out).
 
+``schedule="adaptive"`` (conservative only): ``lp_of`` names ``lps`` LPs (from ``workers`` to 64), which are
+handed to the worker threads every window by the time each took in the last one, largest first, idle workers
+stealing whole LPs (``native/src/adaptive.hpp``); ``"static"``, the default, runs one LP per worker.  Both report
+``lps``, ``reassignments``, ``stolen_lps``, ``imbalance_per_window`` (per window, the busiest worker's time over
+the mean) and its ``imbalance_mean``, ``imbalance_max`` and ``imbalance_loop``.
+
 ``replays=N`` replays the DAG N times in the one call (the worker threads stay up between replays), so
 that a timed call is long against the call itself; ``stats["loop_s"]`` is then the mean loop per replay.
 Every replay must give the first one's result: the first replay that does not is returned instead, with a
@@ -191,6 +197,8 @@ def run(
     replays: int = 1,
     min_batch_ns: float = 0.0,
     batch_event_ns: float = 0.0,
+    schedule: str = "static",
+    lps: int | None = None,
 ) -> Replay:
     """Replay ``dag`` under ``strategy`` with ``workers`` threads; see the module docstring."""
     if strategy not in STRATEGIES:
@@ -213,6 +221,8 @@ def run(
         int(replays),
         float(min_batch_ns),
         float(batch_event_ns),
+        schedule,
+        0 if lps is None else int(lps),
     )
     return Replay(
         counts=np.frombuffer(out["counts"], dtype=np.int64),

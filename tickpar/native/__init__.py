@@ -14,6 +14,7 @@ from __future__ import annotations
 from tickpar.native.engine import (
     BUILD_HINT,
     ENGINES,
+    NATIVE_ONLY,
     NATIVE_STRATEGIES,
     NOT_TAKEN,
     RUNS_AS,
@@ -21,14 +22,17 @@ from tickpar.native.engine import (
     calibrate,
     check_native_cell,
     native_golden,
+    python_takes,
     replays_for,
     require,
+    require_python,
     run_native,
 )
 
 __all__ = [
     "BUILD_HINT",
     "ENGINES",
+    "NATIVE_ONLY",
     "NATIVE_STRATEGIES",
     "NOT_TAKEN",
     "RUNS_AS",
@@ -36,7 +40,9 @@ __all__ = [
     "calibrate",
     "check_native_cell",
     "native_golden",
+    "python_takes",
     "replays_for",
     "require",
+    "require_python",
     "run_native",
 ]

@@ -12,7 +12,9 @@ the first divergence, ``causality`` with the failing schedule, ``race``, ``deadl
 Options the native engine does not take (:data:`NOT_TAKEN`) must stay at their defaults; the
 interleave executor's options of ``split`` are ignored (native ``split`` always runs real threads,
 as the seed prototype did), as are ``executor`` of ``tick-barrier`` and ``start_method``,
-``oversubscribe`` and ``stall_s`` of the partitioned strategies.
+``oversubscribe`` and ``stall_s`` of the partitioned strategies.  Options only the native engine
+takes (:data:`NATIVE_ONLY`: ``conservative``'s ``schedule=adaptive``) are refused on the Python
+engine with one line (:func:`require_python`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 from tickpar.kernel.params import ParamError
 from tickpar.native.record import RecordedDag, record
+from tickpar.pdes.adaptive import fine_plan, lps_max_of, schedule_of
 from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights, partition_window_loads
 from tickpar.plugins import RunSpec, base_stats
 from tickpar.verify.oracle import OracleRecord, global_digest
@@ -33,6 +36,7 @@ from tickpar.verify.oracle import OracleRecord, global_digest
 __all__ = [
     "BUILD_HINT",
     "ENGINES",
+    "NATIVE_ONLY",
     "NATIVE_STRATEGIES",
     "NATIVE_VALUE_S",
     "NOT_TAKEN",
@@ -43,8 +47,10 @@ __all__ = [
     "check_native_cell",
     "engine_args",
     "native_golden",
+    "python_takes",
     "replays_for",
     "require",
+    "require_python",
     "run_native",
     "tick_barrier_batch_ns",
     "tick_barrier_handoff",
@@ -63,6 +69,8 @@ NOT_TAKEN: dict[str, dict[str, Any]] = {
 }
 #: Options a native run behaves as, whatever the cell says (its promise is the strategy's for these).
 RUNS_AS: dict[str, dict[str, Any]] = {"split": {"executor": "threads"}}
+#: Options only the native engine takes: on the Python engine they must keep these values.
+NATIVE_ONLY: dict[str, dict[str, Any]] = {"conservative": {"schedule": "static"}}
 
 
 def _module() -> Any:
@@ -95,6 +103,21 @@ def require(strategy: str | None = None, options: dict[str, Any] | None = None) 
             raise ParamError(
                 f"strategy {strategy} option {option}={options[option]} is not taken by the native engine "
                 f"(it runs {option}={value})"
+            )
+
+
+def python_takes(strategy: str, options: dict[str, Any]) -> bool:
+    """Whether the Python engine runs ``strategy`` with these (resolved) options (:data:`NATIVE_ONLY`)."""
+    return all(options.get(k, v) == v for k, v in NATIVE_ONLY.get(strategy, {}).items())
+
+
+def require_python(strategy: str, options: dict[str, Any]) -> None:
+    """A one-line :class:`ParamError` where ``options`` hold a value only the native engine takes."""
+    for option, value in NATIVE_ONLY.get(strategy, {}).items():
+        if option in options and options[option] != value:
+            raise ParamError(
+                f"strategy {strategy} option {option}={options[option]} is taken by the native engine only "
+                f"(--engine native): the Python engine allows {option}={value}"
             )
 
 
@@ -206,17 +229,21 @@ def engine_args(spec: RunSpec, strategy: str, workers: int, options: dict[str, A
         sync = "window" if strategy == "conservative" else "quantum"
         # The partition its Python strategy runs (both offer partition_weights): both engines, one partition.
         weighted_by = options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS)
-        plan, _part = make_plan(
-            model,
-            workers,
-            method=options.get("partition", "auto"),
-            order=spec.order,
-            sync=sync,
-            lookahead=options.get("lookahead") if strategy == "conservative" else None,
-            weights=partition_weights(spec, weighted_by),
-            weighted_by=weighted_by,
-            window_loads=partition_window_loads(spec, weighted_by),
-        )
+        common: dict[str, Any] = {
+            "method": options.get("partition", "auto"),
+            "order": spec.order,
+            "lookahead": options.get("lookahead") if strategy == "conservative" else None,
+            "weights": partition_weights(spec, weighted_by),
+            "weighted_by": weighted_by,
+            "window_loads": partition_window_loads(spec, weighted_by),
+        }
+        if strategy == "conservative" and schedule_of(options) == "adaptive":
+            # K >= workers LPs, handed to the workers every window (tickpar.pdes.adaptive, native/src/adaptive.hpp)
+            plan, _part = fine_plan(model, workers, lps_max_of(options, workers), **common)
+            args["schedule"] = "adaptive"
+            args["lps"] = plan.parts
+        else:
+            plan, _part = make_plan(model, workers, sync=sync, **common)
         args["lp_of"] = list(plan.lp_of)
         if strategy == "conservative":
             args["lookahead"] = plan.lookahead
@@ -337,6 +364,11 @@ def _oracle(rec: RecordedDag, out: Any, traced: bool) -> OracleRecord:
     )
 
 
+#: A native conservative run's ``imbalance_per_window`` goes into its stats when it has at most this many windows
+#: (its ``imbalance_mean``, ``imbalance_max`` and ``imbalance_loop`` always do).
+IMBALANCE_WINDOWS_KEPT = 2000
+
+
 def _stats(out: Any, workers: int, record_s: float, args: dict[str, Any]) -> dict[str, Any]:
     st = dict(out.stats)
     stats = base_stats(workers)
@@ -361,6 +393,14 @@ def _stats(out: Any, workers: int, record_s: float, args: dict[str, Any]) -> dic
             stats[key] = value
     if "lookahead" in args:
         stats["lookahead"] = args["lookahead"]
+    if "imbalance_per_window" in stats:  # every window of a long run would weigh more than the record's rest
+        per_window = list(stats.pop("imbalance_per_window"))
+        if len(per_window) <= IMBALANCE_WINDOWS_KEPT:
+            stats["imbalance_per_window"] = per_window
+    if "lps" in stats:
+        stats["lps"] = int(stats["lps"])
+        if "quantum" not in args:  # conservative's schedule (quantum has one LP per worker, and no such option)
+            stats["schedule"] = args.get("schedule", "static")
     if "quantum" in args:
         stats["quantum"] = args["quantum"]
     return stats

@@ -7,6 +7,9 @@ One module per job:
   partitioner's weights (``partition_weights``: events per component of a profiled prefix, the same
   events per conservative window (``windows``), or count; ``events`` is the default)
   (assignment, lookahead, channels);
+* :mod:`~tickpar.pdes.adaptive`: the partition of ``conservative``'s ``schedule=adaptive`` (``K >= P``
+  LPs, as fine as the coupling allows without a shorter lookahead; the native engine hands them to the
+  workers every window);
 * :mod:`~tickpar.pdes.stamps`: gem5-order insertion stamps and cross-LP tie counts;
 * :mod:`~tickpar.pdes.transport`: threads, socket (processes) and MPI transports;
 * :mod:`~tickpar.pdes.packets`: the packet kinds LPs exchange;

@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from tickpar.perf.bounds import balanced_partition, critical_path, null_message_time, tick_barrier_time, window_time
+from tickpar.perf.bounds import (
+    adaptive_window_time,
+    balanced_partition,
+    critical_path,
+    null_message_time,
+    tick_barrier_time,
+    window_time,
+)
 from tickpar.perf.costs import OVERLAP_MIN_CPU, Overheads, Preset, cxx_costs
 from tickpar.perf.dag import Dag, record_dag
 from tickpar.plugins import BASELINE, LookaheadError, RunSpec
@@ -64,13 +71,16 @@ def _zero_overhead_time(
         return {p: t1 if p == 1 else span for p, (span, _b) in spans.items()}  # P = 1: T1 itself, not re-summed
     if strategy == "conservative":
         sync = str(options.get("sync", "window"))
+        adaptive = options.get("schedule") == "adaptive"
         for p in ps:
             if p == 1:
                 out[p] = t1
                 continue
             given = partition(p) if partition is not None else None
             part = list(given) if given is not None else balanced_partition(priced, p)
-            if sync == "null-message":
+            if adaptive:  # the fine partition's LPs handed out per window: max(largest LP, load / P) per window
+                out[p] = adaptive_window_time(priced, part, plain, p)[0]
+            elif sync == "null-message":
                 out[p] = null_message_time(priced, part, plain)
             else:
                 out[p] = window_time(priced, part, plain)[0]
@@ -157,11 +167,15 @@ def strategy_time(
         return t1, out
     if strategy == "conservative":
         sync = str(options.get("sync", "window"))
+        adaptive = options.get("schedule") == "adaptive"
         for p in ps:
             given = partition(p) if partition is not None else None
             part = list(given) if given is not None else balanced_partition(priced, p, over.o_event)
             mine = cost if p == 1 else beside
-            if sync == "null-message":
+            if adaptive:  # per window: last window's order, largest first, each LP to the worker free first
+                span, syncs, _look = adaptive_window_time(priced, part, mine, p, over.o_msg, optimistic=False)
+                span += syncs * over.sync(p)
+            elif sync == "null-message":
                 span, syncs = null_message_time(priced, part, mine, over.o_msg), 0
             else:
                 span, syncs, _look = window_time(priced, part, mine, over.o_msg)
@@ -183,6 +197,7 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
     """
     if strategy != "conservative":
         return None
+    from tickpar.pdes.adaptive import fine_plan, lps_max_of
     from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights, partition_window_loads
 
     weighted_by = str(options.get("partition_weights", DEFAULT_PARTITION_WEIGHTS))
@@ -192,10 +207,17 @@ def strategy_partition(spec: RunSpec, strategy: str, options: Mapping[str, Any])
     method = str(options.get("partition", "auto"))
     cache: dict[int, list[int]] = {}
 
+    adaptive = options.get("schedule") == "adaptive"
+
     def lp_of(p: int) -> list[int]:
         if p not in cache:
-            plan, _part = make_plan(model, p, method=method, order=spec.order, sync="window", weights=weights,
-                                    weighted_by=weighted_by, window_loads=window_loads)  # fmt: skip
+            if adaptive:  # K >= P LPs, the run's own (tickpar.pdes.adaptive.fine_plan)
+                plan, _part = fine_plan(model, p, lps_max_of(options, p), method=method, order=spec.order,
+                                        weights=weights, weighted_by=weighted_by,
+                                        window_loads=window_loads)  # fmt: skip
+            else:
+                plan, _part = make_plan(model, p, method=method, order=spec.order, sync="window", weights=weights,
+                                        weighted_by=weighted_by, window_loads=window_loads)  # fmt: skip
             cache[p] = list(plan.lp_of)
         return cache[p]
 
