@@ -39,18 +39,17 @@ lookahead kept) to minimise what a window sync waits for, the sum over
 windows of the busiest LP's events in each (the same profiled run's events
 per component per window of the model's smallest link latency,
 :func:`tickpar.pdes.plan.component_window_counts`): balanced totals still
-left one LP idle in some windows and the other in the rest (multicore
-``wide``, 2 LPs: 12% of the loop; but it cuts more edges, which slows
-null-message runs, so it is an option); ``count`` weighs every component 1 (the
-old partition, kept for comparison; on multicore it left the busiest LP two
-thirds of the events).  Each LP has its own
+left one LP idle in some windows and the other in the rest (but it cuts more
+edges, which slows null-message runs, so it is an option); ``count`` weighs
+every component 1 (the old partition, kept for comparison: it left the busiest
+LP most of multicore's events).  The figures: docs/measurements/2026-12-06-code-comments.md.  Each LP has its own
 :class:`~tickpar.kernel.eventq.EventQueue` and runs only its own components, so no
 component is ever entered by two workers (each component's events, and the
 messages to it, are inserted and run by its own LP's thread); links that cross
 LPs deliver through messages, batched per destination LP per round.  So the
 threads backend builds its shared model without the per-event race guard: the
 partition makes it redundant, as ``tick-barrier``'s claims do, and it cost
-about 13% of an event's instructions.  A direct call across LPs
+a measurable share of an event's instructions (the same log).  A direct call across LPs
 cannot be simulated at all and is rejected before the run (verdict
 ``causality``).
 

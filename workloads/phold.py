@@ -18,7 +18,7 @@ every ``end_tick // lps`` ticks (at least 1), so it passes over each LP once in 
 events follow PHOLD's rule.  An event on a hot LP mostly stays there (its own hot share plus the
 self-sends), so the load follows the group, a hop behind it: with 16 LPs, ``remote=0.25``,
 ``hotspot=0.5`` and ``end_tick=64000`` (config/adaptive.yaml's ``moving``), the group's 2 LPs
-receive 58% of the events while it sits on them, and with the LP it just left 81%.  A partition
+receive most of the events while it sits on them (docs/measurements/2026-12-06-adaptive-lps.md).  A partition
 fixed before the run, balanced over the whole run, then leaves one worker most of the load in most
 windows (those in which the group sits on its LPs); a schedule that follows the load
 (``conservative``'s ``schedule=adaptive`` on the native engine) can balance each window.

@@ -287,9 +287,10 @@ def run_native(
     return _oracle(rec, out, spec.trace), _stats(out, workers, record_s, args)
 
 
-#: How long one timed value of a native cell lasts at least (seconds).  A call costs 0.1-0.3 ms besides its
-#: loop (the Python wrapper, the record's conversion, waking the worker threads): a value of one 0.2 ms replay
-#: would be mostly that, so a value replays the DAG enough times to last this long (docs/how-to/native-engine.md).
+#: How long one timed value of a native cell lasts at least (seconds).  A call costs a fixed time besides its
+#: loop (the Python wrapper, the record's conversion, waking the worker threads) that would be most of one
+#: short replay, so a value replays the DAG enough times to last this long (docs/how-to/native-engine.md;
+#: the figures: docs/measurements/2026-12-06-code-comments.md).
 NATIVE_VALUE_S = 0.01
 
 
@@ -500,10 +501,10 @@ def _fit_two(points: list[tuple[float, float, float]]) -> tuple[float, float]:
 @lru_cache(maxsize=1)
 def tick_barrier_handoff() -> tuple[float, float]:
     """``(min_batch_ns, batch_event_ns)`` for this process's tick-barrier cells: :func:`tick_barrier_batch_ns` on
-    four populations, measured once per process (about 0.2 s, most of it recording the DAGs).  A bin runs in
-    parallel only where its work saves more than that (``tickpar_native.run``); the engine's own figure, not
-    a file's, so a standalone run and the sweep's decide alike.  Fewer replays let the intercept swing from
-    200 to 900 ns between processes on the 2-core machine (docs/measurements/2026-12-06-native-gem5-costs.md)."""
+    four populations, measured once per process.  A bin runs in parallel only where its work saves more than
+    that (``tickpar_native.run``); the engine's own figure, not a file's, so a standalone run and the sweep's
+    decide alike.  Its replays are as many as keep the intercept steady between processes
+    (docs/measurements/2026-12-06-native-gem5-costs.md)."""
     fit = tick_barrier_batch_ns(repeats=5, replays=10, populations=(1, 2, 4, 8))
     return fit["tb_batch_ns"], fit["tb_event_ns"]
 
