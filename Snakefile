@@ -7,6 +7,7 @@
 #   report.smk     the answer page (first), figures, findings, appendix, results/report.pdf and results/answer.csv
 #                  (tickpar/report/render.py); HTML via --report
 #   traces.smk     gem5 traces: every shape's parallelism profile, a report page per trace (tickpar/report/traces.py)
+#   synthetic.smk  real gem5 runs fitted with trace-fit: the "Synthetic against real" page (tickpar/report/synthetic.py)
 #   failures.smk   failure pages: shrunk cell, anatomy, timeline per strategy (tickpar/report/failures.py)
 #   accuracy.smk   results/accuracy.csv and its figure (tickpar/pipeline/accuracy.py, tickpar/report/accuracy.py)
 # Run: snakemake --cores N [--configfile config/full.yaml]; then snakemake --report results/report.html
@@ -20,6 +21,7 @@ include: "rules/aggregate.smk"
 include: "rules/failures.smk"
 include: "rules/engine.smk"
 include: "rules/traces.smk"
+include: "rules/synthetic.smk"
 include: "rules/report.smk"
 include: "rules/accuracy.smk"
 

@@ -17,6 +17,7 @@ rule report_files:
         prediction="results/prediction.csv",
         failures=FAILURE_OUTPUTS,  # rules/failures.smk: their pages go into the PDF too
         traces=TRACE_OUTPUTS,  # rules/traces.smk: the gem5 trace pages, in the PDF too (none without traces)
+        synthetic=SYNTHETIC_OUTPUTS,  # rules/synthetic.smk: "Synthetic against real", in the PDF too (or none)
         engine=ENGINE_BENCH_OUTPUTS,  # rules/engine.smk: the environment page's engine table (none when off)
         calibration=["results/calibration.json"] if NATIVE_CALIBRATION else [],  # rules/bounds.smk: native costs
     output:

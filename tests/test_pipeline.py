@@ -155,9 +155,13 @@ def test_full_config_validates() -> None:
 
 
 def test_default_sweep_is_an_experiment() -> None:
-    """work_us on a log scale over three decades for every timed workload family, 2 workers timed."""
+    """work_us on a log scale over three decades for every timed synthetic workload family, 2 workers timed; the
+    real gem5 runs at their own cost per event only (gem5_stats), at 2 workers."""
     sweep = load_sweep(yaml.safe_load(DEFAULT_CONFIG.read_text()), "default")
-    for workload in {c.workload for c in sweep.timed}:
+    real = [c for c in sweep.timed if c.workload == "gem5trace"]
+    assert real and all(c.params["gem5_stats"] and not c.params["work_us"] for c in real)
+    assert {c.workers for c in real} == {1, 2}  # the sequential baselines and the 2-worker cells
+    for workload in {c.workload for c in sweep.timed} - {"gem5trace"}:
         work = sorted({c.params["work_us"] for c in sweep.timed if c.workload == workload})
         assert work[0] <= 1 and work[-1] >= 1000 and len(work) >= 5, (workload, work)
         assert {c.workers for c in sweep.timed if c.workload == workload} >= {2}
@@ -524,6 +528,8 @@ def test_dry_run_of_the_default_config(tmp_path: Path, plugin_env: pytest.Monkey
     info = get_registry(refresh=True).describe()
     missing = [s for s in cfg["strategies"] if s not in info["strategies"]]
     missing += [w for w in cfg["workloads"] if w not in info["workloads"]]
+    # The real gem5 runs' paths are the working directory's (the repository root under `make report`)
+    (tmp_path / "examples").symlink_to(REPO_ROOT / "examples", target_is_directory=True)
     res = _snakemake(["--cores", "2", "-n"], tmp_path)
     if missing:
         lines = _one_line(res.stderr)

@@ -54,6 +54,7 @@ __all__ = [
     "execute",
     "execute_isolated",
     "explain",
+    "failure_of",
     "golden_cell",
     "make_record",
     "resolve_cell",
@@ -139,6 +140,8 @@ def resolve_cell(
     strategy_cls().validate(spec, workers, resolved_options)
     if engine == "native":
         native.require(strategy, resolved_options)
+    else:
+        native.require_python(strategy, resolved_options)  # options only the native engine takes (schedule=adaptive)
     return Cell(spec, strategy, resolved_options, workers, engine)
 
 
@@ -183,23 +186,27 @@ def execute(cell: Cell) -> Outcome:
             result.record.statistics = cell.spec.statistics(result.record)
     except PluginError:
         raise
-    except SchedulingError as err:
-        return Outcome(causality_failure(err), {}, time.perf_counter() - started)
-    except LookaheadError as err:
-        return Outcome(failure_record("causality", f"lookahead violation: {err}"), {}, time.perf_counter() - started)
-    except DeadlockError as err:
-        return Outcome(failure_record("deadlock", str(err)), {}, time.perf_counter() - started)
-    except UnsavedStateError as err:
-        detail = {"component": err.component, "event": err.event, "when": err.when}
-        return Outcome(failure_record("unsaved-state", str(err), **detail), {}, time.perf_counter() - started)
-    except EventNotFound as err:  # gem5's panic in remove(): a crash, with or without assertions
-        detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
-        return Outcome(failure_record("crash", str(err), **detail), {}, time.perf_counter() - started)
     except Exception as err:
-        message = f"{type(err).__name__}: {err}{_where(err, cell)}"
-        return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
+        return Outcome(failure_of(err, cell), {}, time.perf_counter() - started)
     wall = time.perf_counter() - started
     return Outcome(result.record, result.stats, wall)
+
+
+def failure_of(err: Exception, cell: Cell) -> OracleRecord:
+    """The failure record of a run of ``cell`` that raised ``err`` (its verdict: causality, deadlock, ...,
+    else crash): how :func:`execute` and a timing worker (:mod:`tickpar.perf.timing_worker`) record it."""
+    if isinstance(err, SchedulingError):
+        return causality_failure(err)
+    if isinstance(err, LookaheadError):
+        return failure_record("causality", f"lookahead violation: {err}")
+    if isinstance(err, DeadlockError):
+        return failure_record("deadlock", str(err))
+    if isinstance(err, UnsavedStateError):
+        return failure_record("unsaved-state", str(err), component=err.component, event=err.event, when=err.when)
+    if isinstance(err, EventNotFound):  # gem5's panic in remove(): a crash, with or without assertions
+        detail = {"panic": EventNotFound.MESSAGE, "event": err.event, "when": err.when, "cur_tick": err.cur_tick}
+        return failure_record("crash", str(err), **detail)
+    return failure_record("crash", f"{type(err).__name__}: {err}{_where(err, cell)}")
 
 
 def _outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
@@ -241,6 +248,17 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
 
 
+def _workload_info(spec: RunSpec) -> dict[str, Any]:
+    """The workload's own description of the run (:meth:`~tickpar.plugins.contracts.Workload.describe`)."""
+    workload = get_registry().workloads.get(spec.workload)
+    if workload is None:
+        return {}
+    try:
+        return workload().describe(spec.params)
+    except Exception:  # the record is written for a failed cell too: a description that fails is left out
+        return {}
+
+
 def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) -> dict[str, Any]:
     """The self-describing JSON record of one cell."""
     rec = outcome.record
@@ -270,6 +288,7 @@ def make_record(cell: Cell, outcome: Outcome, verdict: Verdict | None = None) ->
         "order": spec.order,
         "work": spec.work,
         "work_model": described,
+        "workload_info": _workload_info(spec),
         "events": events,
         "final_tick": rec.final_tick,
         "digest": rec.digest,

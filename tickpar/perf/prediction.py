@@ -40,7 +40,7 @@ o_event)``); ``tick-barrier`` and ``conservative`` (``sync=window`` or
 only where names and components coincide).
 Two things, never confused (docs/explanation/design.md §9):
 
-the *bound* (``bound_speedup``; ``bound`` in ``prediction.csv``; preset ``here``)
+the *bound* (``bound_speedup``: preset ``here``; ``bound`` in ``prediction.csv``: each preset's own event costs)
     the DAG's zero-overhead limit under the strategy's *actual* assignment: no
     ``o_event``, ``o_sync``, ``o_msg`` or GIL floor at any ``P``; tick-barrier's
     bins with each batch's makespan ``max(largest group, work / P)``;
@@ -58,8 +58,9 @@ summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 ``min(P, work / critical path)``, without overheads.
 
 Fitted and calibrated beyond that (issue #17): conservative's ``o_event`` from its own 1-worker runs
-(:func:`one_worker_fits`; the table step prices the model again from the DAGs each shape record
-keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
+(:func:`one_worker_fits`; a workload without such a run borrows another's,
+:func:`~tickpar.perf.tables.fits_for`; the table step prices the model again from the DAGs each shape
+record keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
 at ``P >= 2``, what two threads lose to the GIL's hand-offs per GIL-releasing call (``gil_handoff``:
 added to each thread's time, half of it to the GIL floor; older calibrations: the two-thread work
 overlap, ``work_overlap``) and tick-barrier's own costs (``tick_barrier``: its batch

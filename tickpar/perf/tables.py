@@ -36,6 +36,7 @@ __all__ = [
     "PREDICTION_COLUMNS",
     "VALIDATION",
     "bound_columns",
+    "fits_for",
     "measured_speedups",
     "model_rows",
     "one_worker_fits",
@@ -49,8 +50,9 @@ PREDICTION_COLUMNS = (
     "validation", "measured_lo", "measured_hi", "above_bound_point",
 )  # fmt: skip
 """``prediction.csv``'s columns.  ``model`` is ``predicted_speedup`` (the preset's overheads added) and
-``rel_error`` its error; ``bound`` the zero-overhead limit under the strategy's own assignment (preset
-``here`` only; NaN for ``cxx``); ``above_bound`` whether the measured point exceeds it (a defect);
+``rel_error`` its error; ``bound`` the zero-overhead limit under the strategy's own assignment, at the
+preset's own event costs (``here``: the Python engine's; ``cxx``: the native engine's plus the work each event
+asks for); ``above_bound`` whether the measured point exceeds it (a defect);
 ``bound_sources``/``model_sources``: JSON, where each figure comes from (:func:`provenance`); ``engine``
 the engine whose measurements the row is checked against (:data:`PRESET_ENGINE`); ``validation``: what the
 measured point is to the model (:data:`VALIDATION`); ``measured_lo``/``measured_hi``: the measured speedup's
@@ -198,11 +200,9 @@ def model_rows(
             if fit is not None:
                 costs = replace(costs, overheads=replace(costs.overheads, o_event=float(fit["o_event_s"])))
             t1, predicted = strategy_time(dag, strategy, options, costs, ps, optimistic=False, partition=lp_of)
-            bound = (
-                strategy_time(dag, strategy, options, costs, ps, optimistic=True, partition=lp_of)[1]
-                if name == "here"
-                else {}
-            )
+            # Each preset's own bound: ``here`` at the Python engine's costs, ``cxx`` at the native engine's (each
+            # event its native cost plus the work it asks for: a gem5 trace at its run's own cost per event).
+            bound = strategy_time(dag, strategy, options, costs, ps, optimistic=True, partition=lp_of)[1]
             sources = provenance(calibration_file, name, fit)
             for p in ps:
                 rows.append(
@@ -277,6 +277,22 @@ def one_worker_fits(summary: pd.DataFrame, workload: str) -> dict[FitKey, dict[s
     return out
 
 
+def fits_for(summary: pd.DataFrame, workload: str) -> dict[FitKey, dict[str, Any]]:
+    """The fits that price ``workload``'s shapes: its own (:func:`one_worker_fits`), and for a key it has no
+    1-worker run of (a gem5 trace timed at 2 workers only, ``shape_workers``), another workload's, the first
+    in name order that has one, its ``source`` saying so.  ``o_event`` is the strategy's own per-event cost on
+    that engine, so every shape of the sweep is priced with the same overheads, whatever its workload."""
+    own = one_worker_fits(summary, workload)
+    borrowed: dict[FitKey, dict[str, Any]] = {}
+    others = sorted({str(w) for w in summary["workload"]} - {workload}) if "workload" in summary else []
+    for other in others:
+        for key, fit in one_worker_fits(summary, other).items():
+            if key not in own and key not in borrowed:
+                borrowed[key] = {**fit, "source": f"{fit['source']}; borrowed: {workload} has no 1-worker run of "
+                                 f"{key[0]}/{key[1]} on the {key[4]} engine"}  # fmt: skip
+    return {**borrowed, **own}
+
+
 def _records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     """Every readable shape record."""
     out = []
@@ -306,7 +322,7 @@ def _load_shapes(
         mine = data["rows"]
         if summary is not None and "dags" in data and data.get("cells"):
             if data["workload"] not in fits:
-                fits[data["workload"]] = one_worker_fits(summary, data["workload"])
+                fits[data["workload"]] = fits_for(summary, data["workload"])
             if fits[data["workload"]]:
                 mine = model_rows(data, fits[data["workload"]])
         rows += [{**where, **r} for r in mine]

@@ -54,7 +54,13 @@ were its own before (callers may keep importing them from here):
   limit (a hung strategy, its worker processes and MPI ranks are killed
   together); a cell that times out or crashes is not run again.  Every cell
   gets a record: status ``ok``, ``timeout``, ``crash`` or ``skipped`` (its
-  correctness run did not finish).  A timing failure never fails the sweep.
+  correctness run did not finish).  A timed run that is not exact is a value with
+  its verdict, whether it finished (``diverged``, ``race``) or stopped with one
+  (``causality``, ``deadlock``: its value is the time until it stopped): the record
+  is ``ok`` with ``timed_exact`` false, ``timed_verdicts`` counting them and its
+  reason naming the first stop, and the aggregate leaves the cell out of speedups;
+  only a run that crashes (anything else raised) ends the worker, as ``crash``, its
+  reason the worker's own last line.  A timing failure never fails the sweep.
 
 :func:`measure` (``tickpar time``) is :func:`measure_cells` for one cell, with
 ``processes`` rounds: the pipeline's timing stage (one job per workload shape,
@@ -225,7 +231,7 @@ def _summary_line(cell: Any, record: dict[str, Any]) -> str:
     line += (
         f"median {record['median_s'] * 1e3:.2f} ms, mean {record['mean_s'] * 1e3:.2f} ms +- {stdev * 1e3:.2f} ms"
         f" over {record['n_values']} values; loop median {record['loop_median_s'] * 1e3:.2f} ms"
-        f" ({record['loop_source']}); timed runs {'exact' if record['timed_exact'] else 'NOT exact'}"
+        f" ({record['loop_source']}); timed runs {'exact' if record['timed_exact'] else _not_exact(record)}"
         f"; CPU available >= {record['cpu_available_min']:.2f}"
     )
     if record["n_retimed"]:
@@ -233,6 +239,12 @@ def _summary_line(cell: Any, record: dict[str, Any]) -> str:
     if record["n_contended"]:
         line += f" (CONTENDED: {record['n_contended']} of {record['n_values']} values, left out of speedups)"
     return line
+
+
+def _not_exact(record: dict[str, Any]) -> str:
+    """``NOT exact (causality x6)``: the timed runs' verdicts other than exact (the record's ``timed_verdicts``)."""
+    counts = {k: n for k, n in (record.get("timed_verdicts") or {}).items() if k != "exact"}
+    return "NOT exact" + (" (" + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) + ")" if counts else "")
 
 
 def _measure_logged(jobs: Sequence[TimingJob], settings: dict[str, Any], log: Any) -> list[dict[str, Any]]:

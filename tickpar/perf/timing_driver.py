@@ -56,8 +56,13 @@ ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_
 
 
 def _tail(text: str, lines: int = 3) -> str:
+    """The worker's own last words (:data:`~tickpar.perf.timing_worker.STOP_PREFIX`) where it said any, else the
+    output's last ``lines`` lines."""
+    from tickpar.perf.timing_worker import STOP_PREFIX
+
     rows = [r.strip() for r in text.strip().splitlines() if r.strip()]
-    return " | ".join(rows[-lines:])
+    own = [r.removeprefix(STOP_PREFIX).strip() for r in rows if r.startswith(STOP_PREFIX)]
+    return own[-1] if own else " | ".join(rows[-lines:])
 
 
 def check_wall_s(path: str | Path | None) -> float | None:
@@ -324,6 +329,7 @@ def time_round(
             "loop_spread": spread,
             "unstable": unstable,
             "verdicts": [line["verdict"] for line in lines],
+            "failures": [line["failure"] for line in lines if line.get("failure")][:1],  # the first run that stopped
             "loop_source": lines[0]["loop_source"] if lines else None,
             "cpu_available_before": before["min"],
             "cpu_available_after": after["min"],
@@ -377,7 +383,12 @@ def _finish(job: TimingJob, tmp: Path, index: int, started: float, max_round_shi
         os.replace(appended, job.pyperf_out)
         record["pyperf_file"] = job.pyperf_out.name
     if record["status"] == "ok" and record["timed_exact"] is False:
+        # Recorded with its verdicts (a run that stopped early too: its value is the time until it stopped); the
+        # aggregate leaves the cell out of speedups.
         record["reason"] = "timed runs not exact: " + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()))
+        stopped = next((f for r in rounds for f in r.get("failures") or ()), None)
+        if stopped:
+            record["reason"] += f"; first stop: {stopped}"
     record["wall_s"] = time.perf_counter() - started
     where = _environment_of(job.python)
     record["env"] = where["env"]

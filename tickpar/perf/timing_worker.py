@@ -18,8 +18,15 @@ from typing import Any
 from tickpar.cellargs import add_cell_options, cell_argv, cell_from_args
 
 __all__ = [
+    "CRASHES",
+    "STOP_PREFIX",
     "bench",
 ]
+
+#: Failure kinds that end a timing worker (the cell's record is a crash); every other verdict is recorded as one.
+CRASHES = ("crash", "timeout")
+#: The first words of the line a worker prints on stderr before it dies (the driver's crash reason quotes it).
+STOP_PREFIX = "tickpar.perf.timing: stopped:"
 
 
 # ---------------------------------------------------------------- the pyperf script (worker side)
@@ -43,7 +50,11 @@ class _TimedCell:
         """Check one run against the golden record; append its line to ``runs_out``."""
         from tickpar.verify.oracle import compare
 
-        verdict = compare(self.golden, result.record).kind if self.golden is not None else None
+        failure = result.record.failure
+        if self.golden is not None:
+            verdict = compare(self.golden, result.record).kind
+        else:  # no golden record: a run that did not finish still says how it stopped
+            verdict = str(failure.get("kind") or "crash") if failure is not None else None
         loop = result.stats.get("loop_s") if isinstance(result.stats, dict) else None
         if isinstance(loop, (int, float)) and not isinstance(loop, bool) and loop > 0:
             loop_s, source = float(loop), "stat"
@@ -58,6 +69,8 @@ class _TimedCell:
             "verdict": verdict,
             "digest": result.record.digest,
         }
+        if failure is not None:  # the run stopped early: how, in a line (its value is the time until then)
+            line["failure"] = str(failure.get("message") or failure.get("kind") or "")[:300]
         self.calls += 1
         if self.runs_out:
             with open(self.runs_out, "a") as f:
@@ -66,7 +79,7 @@ class _TimedCell:
 
 @dataclass
 class _NativeResult:
-    """A native run as :func:`bench` reads a strategy's result."""
+    """A native run, or a run that raised, as :func:`bench` reads a strategy's result."""
 
     record: Any
     stats: dict[str, Any]
@@ -74,7 +87,8 @@ class _NativeResult:
 
 def bench(loops: int, timed: _TimedCell) -> float:
     """pyperf's time function: ``loops`` whole simulations of the cell, the seconds they took."""
-    from tickpar.plugins.registry import get_registry
+    from tickpar.plugins.registry import PluginError, get_registry
+    from tickpar.runner import failure_of
 
     cell = timed.cell
     strategy_cls = get_registry().strategy(cell.strategy)
@@ -92,12 +106,21 @@ def bench(loops: int, timed: _TimedCell) -> float:
         else:
             strategy = strategy_cls()
             started = time.perf_counter()
-            result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+            try:
+                result = strategy.run(cell.spec, cell.workers, dict(cell.options))
+            except PluginError:
+                raise
+            except Exception as err:  # the run stopped (causality, deadlock, ...): its verdict, as check gives it
+                result = _NativeResult(failure_of(err, cell), {})
             wall = time.perf_counter() - started
         total += wall
         failure = result.record.failure
-        if failure is not None:  # the worker dies; the driver records a crash with this line
-            raise RuntimeError(f"run did not finish: {failure.get('kind')}: {failure.get('message')}")
+        if failure is not None and failure.get("kind", "crash") in CRASHES:  # the worker dies: the driver records
+            message = f"run did not finish: {failure.get('kind')}: {failure.get('message')}"  # a crash, with this line
+            print(f"{STOP_PREFIX} {message}", file=sys.stderr, flush=True)
+            raise RuntimeError(message)
+        # A run that stopped with a verdict (causality, deadlock, ...) is noted like any run that is not exact:
+        # the driver records the cell with its verdicts (timed_exact false), not as a crash.
         timed.note(result, wall)  # outside the timed interval
     return total
 

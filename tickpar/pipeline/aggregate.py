@@ -139,6 +139,10 @@ def cell_row(
     kind = verdict.get("kind") if check is not None else "missing"
     row["verdict"] = kind or "missing"
     row["verdict_reason"] = _short(verdict.get("reason") if check is not None else "no correctness record")
+    # A gem5 trace replayed at its run's own cost (gem5trace's gem5_stats): which cost, from where (Workload.describe)
+    cost = ((check or {}).get("workload_info") or {}).get("event_cost")
+    row["event_cost_us"] = cost.get("mean_us") if isinstance(cost, dict) else None
+    row["event_cost"] = _short(cost.get("description")) if isinstance(cost, dict) else None
     # The promise may be a set of verdicts (its label in expected_verdict); older manifests name one.
     promised = entry.get("promised_verdicts") or ([expected] if expected else [])
     row["as_expected"] = (row["verdict"] in promised) if promised else None

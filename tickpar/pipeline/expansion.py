@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from tickpar.host.interpreters import DEFAULT as DEFAULT_INTERPRETER
 from tickpar.host.interpreters import InterpreterError, interpreter_python
 from tickpar.kernel.params import ParamError, resolve
-from tickpar.native import BUILD_HINT, NATIVE_STRATEGIES, NOT_TAKEN
+from tickpar.native import BUILD_HINT, NATIVE_STRATEGIES, NOT_TAKEN, python_takes
 from tickpar.native import available as native_available
 from tickpar.pipeline.cells import DEFAULT_VARIANT, Sweep, SweepCell, SweepError, format_value
 from tickpar.plugins import BASELINE
@@ -54,7 +54,8 @@ class _Shape:
     timed: bool
     #: Engines that run it (None: every engine of the sweep); from its sweep's ``engines``.
     engines: set[str] | None = None
-    #: Worker counts timed on it (None: all); from its sweep's ``workers``.
+    #: Worker counts timed on it (None: all); from its sweep's ``workers``, or, declared, its ``shape_workers``
+    #: (checked and timed).
     sweep_workers: set[int] | None = None
     #: Made by a sweep (from a base shape), not declared.
     derived: bool = False
@@ -73,6 +74,11 @@ def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
             allowed = ", ".join(entry["shapes"])
             raise SweepError(f"workloads.{name}.shape_engines.{shape}: not a declared shape of {name} ({allowed})")
         next(s for s in shapes if s.name == shape).engines = set(engines)
+    for shape, workers in (entry.get("shape_workers") or {}).items():
+        if shape not in entry["shapes"]:
+            allowed = ", ".join(entry["shapes"])
+            raise SweepError(f"workloads.{name}.shape_workers.{shape}: not a declared shape of {name} ({allowed})")
+        next(s for s in shapes if s.name == shape).sweep_workers = set(workers)
     sweeps = sweeps_of(entry)
     where = "sweep" if not isinstance(entry.get("sweep"), list) else None
     declared = {s.name for s in shapes} | set(entry.get("check_shapes") or {})
@@ -229,6 +235,10 @@ def _variants(
                 if len(mine) < len(engines):
                     why = "variants the native engine does not run (strategy or options), python only"
                     skipped[why] = skipped.get(why, 0) + 1
+                if "python" in mine and not python_takes(sname, options):  # e.g. conservative schedule=adaptive
+                    mine.remove("python")
+                    why = "variants the Python engine does not run (options only the native engine takes), native only"
+                    skipped[why] = skipped.get(why, 0) + 1
                 if mine:
                     variants.append(_Variant(sname, variant, options, variant_timed, orders, interpreters, mine))
     return variants, only
@@ -292,8 +302,8 @@ class _Cells:
             # which changes no digest: its correctness-only cells would repeat the base shape's verdicts. Its
             # timed cells are still checked (and timed runs too).
             return "correctness-only on sweep-derived shapes"
-        if shp.derived and v.strategy != BASELINE and shp.sweep_workers and workers not in shp.sweep_workers:
-            return "on sweep-derived shapes outside sweep.workers"
+        if v.strategy != BASELINE and shp.sweep_workers and workers not in shp.sweep_workers:
+            return "on sweep-derived shapes outside sweep.workers" if shp.derived else "outside shape_workers"
         return None
 
     def add(

@@ -6,10 +6,14 @@ Speedups are loop speedups (the strategy's execution alone, as the bound and the
 cells (:func:`tickpar.report.speed.counted`) at 2 workers, at the work per event of :data:`REPRESENTATIVE` or
 the nearest value the sweep ran (the column says which).
 
-Rows are keyed by *scope* and strategy variant. Every synthetic workload pools into the ``synthetic`` scope;
-gem5-trace replays (workload :data:`TRACE_WORKLOAD`) get a scope per trace file, from the summary's
-``param_trace`` column, else ``trace=...`` in the shape's name (:func:`scope_of`). That function is the
-extension point: a new kind of row is a new scope value.
+Rows are keyed by *scope*. Every synthetic workload pools into the ``synthetic`` scope, a row per strategy
+variant; gem5-trace replays (workload :data:`TRACE_WORKLOAD`) get a scope per trace file, from the summary's
+``param_trace`` column, else ``trace=...`` in the shape's name (:func:`scope_of`), and a row per *real run*
+(each shape of the scope, :func:`run_row`): its events and cost per event, correct? per strategy, the best
+measured 2-worker speedups (loop and end to end, each with its interval) and the bound and the model at 16 and
+64 workers, all on the run's own shape at its cost (the columns :data:`RUN_COLUMNS`; the synthetic rows'
+columns are ``-`` there, and theirs ``-`` in a run's row).  :func:`scope_of` is the extension point: a new
+kind of row is a new scope value.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from tickpar.report.model_error import MIN_WORK_US, recompute
 from tickpar.report.speed import base_label, bound_defects, counted, timed
 
 __all__ = [
-    "MODEL_WORKERS", "PRESET_OF", "REPRESENTATIVE", "TRACE_WORKLOAD", "answer_findings", "answer_table",
-    "cxx_missing", "scope_of", "speed_columns",
+    "MODEL_WORKERS", "PRESET_OF", "REPRESENTATIVE", "RUN_COLUMNS", "SYNTHETIC", "TRACE_WORKLOAD", "answer_findings",
+    "answer_table", "cxx_missing", "is_run_row", "run_row", "scope_of", "speed_columns",
 ]  # fmt: skip
 
 #: Work per event (µs) the answer quotes per engine: gem5-like costs for the native engine, and where
@@ -44,6 +48,16 @@ MODEL_WORKERS = (16, 64)
 PRESET_OF = {"python": "here", "native": "cxx"}
 SYNTHETIC = "synthetic"
 BUILD_NATIVE = "`pip install ./native` (or `make native`)"
+#: A real run's row (a gem5-trace scope): each column says its measure, on the run's own shape at its own cost per
+#: event (the first column names both). Speedups: counted cells (exact, timed runs exact, not contended).
+RUN_COLUMNS = (
+    "run: shape, events, cost per event",
+    "correct? per strategy (checked; timed runs)",
+    "measured loop speedup, 2 workers: best [95%] (this shape, this cost)",
+    "measured end-to-end speedup, 2 workers: best [95%] (this shape, this cost)",
+    "bound at 16, 64 workers (this shape, this cost)",
+    "model at 16, 64 workers (this shape, this cost)",
+)
 
 
 def _engine(df: pd.DataFrame) -> pd.Series:
@@ -276,16 +290,154 @@ def _row(sc: _Scope, scope: str, label: str) -> dict[str, str]:
 
 
 def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
-    """One row per (scope, strategy variant) the sweep ran: correct?, why, speedups, break-evens, the model."""
+    """One row per synthetic strategy variant (correct?, why, speedups, break-evens, the model), then one per
+    real run (:func:`run_row`), in the sweep's order."""
     if df.empty:
         return pd.DataFrame(columns=["scope", "strategy variant", "correct?", "why"])
     df = df.assign(scope=scope_of(df), base_label=base_label(df))
     pred = _prediction(prediction)
-    rows = []
+    rows, runs = [], []
     for scope in dict.fromkeys(df["scope"]):
-        sc = _scope(df[df["scope"] == scope], pred, prediction, param)
+        sdf = df[df["scope"] == scope]
+        if scope != SYNTHETIC:  # a gem5 trace: a row per real run (shape)
+            runs += [run_row(sdf[sdf["shape"] == shape], pred, scope) for shape in dict.fromkeys(sdf["shape"])]
+            continue
+        sc = _scope(sdf, pred, prediction, param)
         rows += [_row(sc, scope, label) for label in dict.fromkeys(sc.cells.loc[_order(sc.cells), "base_label"])]
-    return pd.DataFrame(rows).fillna("-")
+    table = pd.DataFrame(rows + runs)
+    return table[[c for c in table.columns if c not in RUN_COLUMNS] + [c for c in RUN_COLUMNS if c in table]
+                 ].fillna("-")  # fmt: skip
+
+
+def is_run_row(table: pd.DataFrame) -> pd.Series:
+    """Which rows of an answer table are real runs (:func:`run_row`), not synthetic strategy variants."""
+    if table.empty or RUN_COLUMNS[0] not in table.columns:
+        return pd.Series(False, index=table.index)
+    return table[RUN_COLUMNS[0]].astype(str) != "-"
+
+
+# ---------------------------------------------------------------- a real run's row
+
+
+def _int(x: object) -> int | None:
+    v = pd.to_numeric(pd.Series([x]), errors="coerce").iloc[0]
+    return None if pd.isna(v) else int(v)
+
+
+def _run_cost(cells: pd.DataFrame) -> str:
+    """The run's cost per event and where it comes from: its stats (``event_cost``), else ``work_us``."""
+    if "event_cost_us" in cells.columns:
+        us = pd.to_numeric(cells["event_cost_us"], errors="coerce").dropna()
+        if not us.empty:
+            what = cells["event_cost"].dropna().astype(str) if "event_cost" in cells.columns else pd.Series([])
+            kind = "its untraced stats" if what.str.contains("untraced run").any() else "its stats"
+            return f"{us.iloc[0]:.3g} µs: the run's own ({kind})"
+    work = _work(cells, "work_us").dropna()
+    if not work.empty and work.iloc[0] > 0:
+        return f"{work.iloc[0]:g} µs: work_us, not the run's own"
+    return "none (work_us 0)"
+
+
+def _timed_not_exact(rows: pd.DataFrame) -> str:
+    """``race x6``: what the timed runs of ``rows`` gave where they were not all exact (their records' reasons)."""
+    if "timed_exact" not in rows.columns:
+        return ""
+    bad = rows[rows["timed_exact"].astype(str).str.lower() == "false"]
+    reasons = bad["timing_reason"].dropna().astype(str) if "timing_reason" in bad.columns else pd.Series([])
+    found = [r.split(": ", 1)[1].split(";")[0] for r in reasons if r.startswith("timed runs not exact: ")]
+    return ", ".join(dict.fromkeys(found)) or ("not exact" if len(bad) else "")
+
+
+def _per_strategy(cells: pd.DataFrame) -> str:
+    """``sequential yes 2/2; tick-barrier no 1/2 (race 1; timed: race x6)``: each strategy's checked verdicts and,
+    where they were not all exact, its timed runs'."""
+    parts = []
+    for strategy, sub in cells.groupby("strategy", sort=False):
+        counts = sub["verdict"].value_counts()
+        n, exact = len(sub), int(counts.get("exact", 0))
+        text = f"{strategy} {'yes' if exact == n else 'no'} {exact}/{n}"
+        notes = [", ".join(f"{v} {k}" for v, k in counts.items() if v != "exact")]
+        timed = _timed_not_exact(sub)
+        notes.append(f"timed: {timed}" if timed else "")
+        broken = sub["as_expected"].astype(str).str.lower().eq("false").sum() if "as_expected" in sub else 0
+        notes.append(f"PROMISE BROKEN in {broken}" if broken else "")
+        notes = [x for x in notes if x]
+        parts.append(text + (f" ({'; '.join(notes)})" if notes else ""))
+    return "; ".join(parts) or "-"
+
+
+def _best_run(cells: pd.DataFrame, column: str) -> str:
+    """The best counted 2-worker ``column`` (``loop_speedup`` or ``speedup``) with its interval and its strategy."""
+    c = counted(cells)
+    c = c[(c["workers"] == 2) & (c["strategy"] != BASELINE)]
+    if column == "loop_speedup":
+        y, lo, hi = _loop(c)
+    else:
+        y, lo, hi = (pd.to_numeric(c[k], errors="coerce") if k in c else pd.Series(math.nan, index=c.index)
+                     for k in ("speedup", "speedup_lo", "speedup_hi"))  # fmt: skip
+    if c.empty or y.dropna().empty:
+        return f"- ({_why_no_speedup(cells)})"
+    i = y.idxmax()
+    engine = str(_engine(c).get(i, "python"))
+    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {c.loc[i, 'base_label']} [{engine}]"
+
+
+def _flag(df: pd.DataFrame, column: str) -> pd.Series:
+    """A boolean column read from CSV text (``True``/``true``), False where it or the value is missing."""
+    if column not in df.columns:
+        return pd.Series(False, index=df.index)
+    return df[column].astype(str).str.lower() == "true"
+
+
+def _why_no_speedup(cells: pd.DataFrame) -> str:
+    """Why a run has no counted 2-worker speedup: what its timed 2-worker cells and their baselines' records say."""
+    status = cells["timing_status"] if "timing_status" in cells.columns else pd.Series("", index=cells.index)
+    ok = cells[status.astype(str) == "ok"]
+    mine = ok[(ok["workers"] == 2) & (ok["strategy"] != BASELINE)]
+    if mine.empty:
+        return "no 2-worker cell timed"
+    if _flag(ok, "contended").any():
+        return "contended: another load on the machine in every round, re-times included"
+    not_exact = (mine["verdict"] != "exact") | (mine["timed_exact"].astype(str).str.lower() == "false"
+                                                if "timed_exact" in mine.columns else False)  # fmt: skip
+    return "no 2-worker cell whose timed runs were all exact" if not_exact.all() else "no counted 2-worker cell"
+
+
+def _at_workers(pred: pd.DataFrame, cells: pd.DataFrame, value: str) -> str:
+    """Per timed strategy variant of the run: ``value`` (``bound`` or ``model_value``) at :data:`MODEL_WORKERS`,
+    priced with the preset of the engine its cells ran on (``cxx`` for the native engine)."""
+    if pred.empty or value not in pred.columns:
+        return "-"
+    p = pred[(pred["workload"] == TRACE_WORKLOAD) & pred["shape"].isin(set(cells["shape"]))
+             & (pred["strategy"] != BASELINE)]  # fmt: skip
+    parts = []
+    for (strategy, variant), sub in p.groupby(["strategy", "variant"], sort=False):
+        ran = cells[(cells["strategy"] == strategy) & (cells["variant"] == variant)]
+        engines = set(_engine(ran)) if not ran.empty else set()
+        preset = PRESET_OF["native"] if "native" in engines else PRESET_OF["python"]
+        sub = sub[sub["preset"] == preset]
+        vals = [pd.to_numeric(sub.loc[sub["workers"] == w, value], errors="coerce").dropna() for w in MODEL_WORKERS]
+        if any(v.empty for v in vals):
+            continue
+        label = strategy + ("" if variant == "default" else f"/{variant}")
+        parts.append(f"{label} " + ", ".join(f"{v.max():.2g}x" for v in vals) + f" ({preset})")
+    return "; ".join(parts) or "-"
+
+
+def run_row(cells: pd.DataFrame, pred: pd.DataFrame, scope: str) -> dict[str, str]:
+    """The row of one real run: every cell of one gem5-trace shape (:data:`RUN_COLUMNS`)."""
+    shape = str(cells["shape"].iloc[0])
+    base = cells[cells["strategy"] == BASELINE]
+    base = base if not base.empty else cells
+    events = _int(pd.to_numeric(base["events"], errors="coerce").max()) if "events" in base.columns else None
+    counts = f"{events:,} events" if events is not None else "events unknown"
+    run = f"{shape}: {counts}; {_run_cost(cells)}"
+    return {
+        "scope": scope, "strategy variant": "every strategy (a real run)",
+        RUN_COLUMNS[0]: run, RUN_COLUMNS[1]: _per_strategy(cells),
+        RUN_COLUMNS[2]: _best_run(cells, "loop_speedup"), RUN_COLUMNS[3]: _best_run(cells, "speedup"),
+        RUN_COLUMNS[4]: _at_workers(pred, cells, "bound"), RUN_COLUMNS[5]: _at_workers(pred, cells, "model_value"),
+    }  # fmt: skip
 
 
 def _points(df: pd.DataFrame, prediction: pd.DataFrame, param: str) -> pd.DataFrame:
@@ -312,6 +464,8 @@ def _by_strategy(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def _exactness(table: pd.DataFrame) -> list[tuple[str, str]]:
     """Which strategies were exact everywhere, and which were not, with how often and why (one line each)."""
+    if table.empty or "correct?" not in table.columns:
+        return []
     syn = table[table["scope"] == SYNTHETIC] if SYNTHETIC in set(table["scope"]) else table
     exact = syn["correct?"].astype(str).str.startswith("yes")
     out = []
@@ -381,21 +535,57 @@ def _model_finding(prediction: pd.DataFrame, df: pd.DataFrame, param: str) -> li
              "scaling")]  # fmt: skip
 
 
+def _runs_finding(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """One sentence on the real runs: how many; which strategies were exact on every run (and where the others
+    were not); their best measured 2-worker loop speedup; the largest bound at 64 workers."""
+    runs = table[is_run_row(table)]
+    if runs.empty:
+        return []
+    names = runs[RUN_COLUMNS[0]].astype(str).str.split(":").str[0]
+    exact: dict[str, bool] = {}
+    failed: dict[str, list[str]] = {}
+    for name, text in zip(names, runs[RUN_COLUMNS[1]].astype(str), strict=True):
+        for strategy, ok in re.findall(r"(?:^|; )(\S+) (yes|no) \d+/\d+", text):
+            exact[strategy] = exact.get(strategy, True) and ok == "yes"
+            if ok == "no":
+                failed.setdefault(strategy, []).append(name)
+    correct = ""
+    if exact:
+        good = [k for k, v in exact.items() if v]
+        bad = [f"{k} (on {', '.join(failed[k]) if len(failed[k]) < len(runs) else 'every run'})"
+               for k, v in exact.items() if not v]  # fmt: skip
+        correct = "; exact in every checked cell: " + (", ".join(good) or "no strategy")
+        correct += f"; not always: {', '.join(bad)}" if bad else ""
+    loops = runs[RUN_COLUMNS[2]].astype(str)
+    values = loops.str.extract(r"^([0-9.]+) \[")[0].astype(float)
+    best = ""
+    if values.notna().any():
+        i = values.idxmax()
+        best = f"; best measured 2-worker loop speedup {loops[i]} on {runs.at[i, RUN_COLUMNS[0]].split(':')[0]}"
+    bounds = runs[RUN_COLUMNS[4]].astype(str).str.findall(r", ([0-9.]+)x").map(lambda v: [float(x) for x in v])
+    top = max((max(v) for v in bounds if v), default=None)
+    bound = f"; no strategy's bound at {max(MODEL_WORKERS)} workers exceeds {top:.2g}x" if top is not None else ""
+    return [(f"{len(runs)} real gem5 run(s), each at its own cost per event{correct}{best}{bound}.", "traces")]
+
+
 def answer_findings(
     df: pd.DataFrame, prediction: pd.DataFrame, table: pd.DataFrame, param: str = "work_us"
 ) -> list[tuple[str, str]]:
     """At most eight (sentence, page) pairs, most important first: correctness, speed, break-even, model, defects."""
     if table.empty:
         return [("The sweep has no cells.", "findings")]
-    out = _exactness(table)
-    for engine, target, near in speed_columns(df, param):
+    out = _exactness(table[~is_run_row(table)])
+    out += _runs_finding(table)
+    synthetic = df[scope_of(df) == SYNTHETIC] if not df.empty else df
+    for engine, target, near in speed_columns(synthetic, param):
         if target == REPRESENTATIVE[engine][0]:
             what = "at gem5-like event costs" if engine == "native" else "with heavy events"
             found = _best_sentence(table, _column(engine, target, near), f"{what} ({near:g} µs per event)",
                                    "engines" if engine == "native" else "breakeven")  # fmt: skip
             out += [found] if found else []
-    out += _breakeven_finding(df, param)
-    out += _model_finding(prediction, df, param)
+    if not synthetic.empty:  # the real runs have one work per event each (no break-even), their model in their rows
+        out += _breakeven_finding(synthetic, param)
+        out += _model_finding(prediction, synthetic, param)
     defects = bound_defects(df)
     out.append((f"{len(defects)} measured point(s) above their bound (defects, listed in the appendix).",
                 "appendix"))  # fmt: skip

@@ -25,6 +25,10 @@ READ: dict[str, str] = {
     "error, the better the trade; the dashed lines are the published claims.",
     "optimism": "where Time Warp beats conservative windows, and from the lower rows why it loses elsewhere "
     "(work rolled back).",
+    "synthetic": "how the parallelism a scheme can use grows with the simulated system: the top line (events over "
+    "the critical path) is what the real run holds, the lower ones what each strategy could use at 64 workers; "
+    "where a dashed line (the fitted synthetic shape) leaves its solid one, the synthetic workload does not stand "
+    "in for the real run on that figure.",
 }
 
 

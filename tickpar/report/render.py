@@ -42,6 +42,8 @@ file each, for Snakemake's HTML report, and the text pages of :data:`HTML_PAGES`
 * ``verdict table`` and ``speedup table`` (PDF pages, also in ``findings.html``);
 * ``failures``: the anatomy pages of rules/failures.smk, when made;
 * ``traces``: the gem5 trace pages of rules/traces.smk, when the sweep has traces (:mod:`tickpar.report.traces`);
+* ``synthetic``: "Synthetic against real" of rules/synthetic.smk, when the config lists real runs to fit
+  (:mod:`tickpar.report.synthetic`): gem5's parallelism against simulated cores, then a table per run;
 * ``appendix`` (last; ``appendix.html``): timing diagnostics (re-timed rounds, contention, cells
   that do not count) and the counted cells above their bound (:mod:`tickpar.report.appendix`).
 
@@ -84,6 +86,7 @@ from matplotlib.patches import Patch
 from tickpar.plugins import BASELINE
 from tickpar.report import appendix, engine_bench, environment
 from tickpar.report import failures as report_failures
+from tickpar.report import synthetic as report_synthetic
 from tickpar.report import traces as report_traces
 from tickpar.report.accuracy import accuracy_findings, summary_page
 from tickpar.report.answer import answer_findings, answer_table
@@ -386,6 +389,7 @@ PAGES: list[Page] = [
     Page("answer", lambda d: answer_pdf(d.answer, d.answer_found, d.subtitle), figure=False),
     Page("findings", _page_findings, figure=False),
     Page("traces", report_traces.pdf_pages, figure=False),  # rules/traces.smk's gem5 trace pages, when made
+    Page("synthetic", report_synthetic.pdf_pages, figure=False),  # rules/synthetic.smk's page, when made
     Page("environment", lambda d: environment.pdf_pages(d.environment, d.engine), figure=False),
     Page("correctness", lambda d: fig_correctness(d.df)),
     Page("speedup", lambda d: fig_speedup(d.df)),
