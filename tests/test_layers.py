@@ -139,3 +139,14 @@ def test_a_moved_module_fails_with_a_one_line_hint(old: str, new: str) -> None:
 def test_every_moved_module_exists_at_its_new_place() -> None:
     for new in tickpar.MOVED.values():
         importlib.import_module(new)
+
+
+def test_the_snakefile_header_names_every_rule_file_it_includes() -> None:
+    """The Snakefile's header is the pipeline's map: every included rules/*.smk has its line there."""
+    import re
+
+    text = (ROOT / "Snakefile").read_text()
+    included = set(re.findall(r'^include: "rules/([\w.]+)"', text, flags=re.M))
+    header = set(re.findall(r"^#   ([\w.]+\.smk) ", text, flags=re.M))
+    assert included == {p.name for p in (ROOT / "rules").glob("*.smk")}
+    assert included == header
