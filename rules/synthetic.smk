@@ -1,6 +1,7 @@
 # "Synthetic against real" (docs/how-to/gem5-traces.md, "Fit a synthetic shape to a real run"): with runs under
 # the config's `synthetic:`, each is fitted with `tickpar trace-fit` (python -m tickpar.gem5.fit; a run that
-# cannot be fitted writes its error instead, and the sweep goes on), and one report page shows each run's
+# cannot be fitted writes its error instead, and the sweep goes on), or, where the run names a `fit:` made
+# earlier (the default sweep's shipped fits), that fit is used as it is, and one report page shows each run's
 # profile beside its fitted multicore shape's and the config's multicore shapes' (rules/traces.smk's profile
 # job), and the figure of gem5's parallelism against simulated cores (tickpar/report/synthetic.py). The page
 # goes into the PDF too (render.py's "synthetic" page). No runs: no jobs, no page.
@@ -19,25 +20,31 @@ def _components_arg(entry):
     return f"--components {shlex.quote(entry['components'])}" if entry.get("components") else ""
 
 
+def _fit_command(run):
+    """The shell command that writes ``run``'s fit: a copy of the fit the config names, else the fit itself."""
+    entry = SYNTHETIC_RUNS[run]
+    if entry.get("fit"):
+        return f"cp {shlex.quote(entry['fit'])}"
+    fixed = json.dumps(entry.get("fixed") or {})
+    return (
+        f"{PY} -m tickpar.gem5.fit --run {shlex.quote(run)} --trace {shlex.quote(entry['trace'])}"
+        f" {_components_arg(entry)} --fixed {shlex.quote(fixed)} --max-candidates {SYNTHETIC.get('max_candidates', 200)}"
+        f" --max-events {SYNTHETIC.get('max_events', 20000)} --jobs 1 --out"
+    )
+
+
 rule trace_fit:
     output:
         "results/synthetic/{run}.fit.json",
     log:
         "results/logs/synthetic/{run}.log",
     params:
-        py=PY,
-        trace=lambda wc: SYNTHETIC_RUNS[wc.run]["trace"],
-        components=lambda wc: _components_arg(SYNTHETIC_RUNS[wc.run]),
-        fixed=lambda wc: json.dumps(SYNTHETIC_RUNS[wc.run].get("fixed") or {}),
-        candidates=SYNTHETIC.get("max_candidates", 200),
-        events=SYNTHETIC.get("max_events", 20000),
+        command=lambda wc: _fit_command(wc.run),
     priority: 5
     resources:
         load=1,
     shell:
-        "{params.py} -m tickpar.gem5.fit --run {wildcards.run} --trace {params.trace:q}"
-        " {params.components} --fixed {params.fixed:q} --max-candidates {params.candidates}"
-        " --max-events {params.events} --jobs 1 --out {output} > {log} 2>&1"
+        "{params.command} {output} > {log} 2>&1"
 
 
 rule synthetic_page:
