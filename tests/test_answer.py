@@ -76,8 +76,8 @@ def test_the_table_has_a_row_per_strategy_variant_and_every_column() -> None:
     ]  # fmt: skip
     row = table.set_index("strategy variant").loc["conservative/window-threads"]
     assert row["correct?"] == "yes: exact in 5/5" and row["why"] == "canonical order: windows of the lookahead"
-    assert row["python 2w @1000 µs"] == "1.60 [1.52, 1.68] phold"
-    assert row["native 2w @10 µs"] == "1.80 [1.71, 1.89] phold"
+    assert row["python 2w @1000 µs"] == "1.60 [1.52, 1.68] phold; e2e 1.60"
+    assert row["native 2w @10 µs"] == "1.80 [1.71, 1.89] phold; e2e 1.80"
     assert row["python break-even"].startswith("phold ≈") and row["native break-even"].startswith("phold ≈")
     assert row["python model P16, P64"] == "P16 13x, P64 23x; err 70%, 1 pts, P 2"  # 3/1.1 against 1.6
     split = table.set_index("strategy variant").loc["split/name"]
@@ -221,15 +221,15 @@ def test_a_one_cell_sweep_and_its_report_run_without_the_native_engine(tmp_path:
     assert html.returncode == 0, html.stderr[-2000:]
 
 
-def test_a_variant_without_a_point_at_the_representative_work_says_where_it_was_measured() -> None:
-    """No 1000 µs cell: its nearest work per event is quoted, and named; a variant with no native cell has no
-    native model; the 'best at' finding only compares points at the column's own work per event."""
+def test_a_variant_without_a_point_at_the_column_work_shows_none_from_elsewhere() -> None:
+    """No 1000 µs cell: the column shows no figure from another work per event, and says why; a variant with no
+    native cell has no native model; the 'best at' finding only compares points at the column's own work."""
     df = pd.concat([_sweep(), pd.DataFrame([_row("optimistic/window10", 2, 100.0, 3.0)])], ignore_index=True)
     pred = _prediction()
     pred = pd.concat([pred, pred.assign(variant="window10", strategy="optimistic")], ignore_index=True)
     table = answer.answer_table(report.prepare(df), pred).set_index("strategy variant")
     cell = table.loc["optimistic/window10", "python 2w @1000 µs"]
-    assert cell == "3.00 [2.85, 3.15] phold (at 100 µs) ABOVE ITS BOUND"  # its bound is 2.0
+    assert cell == "- (no counted 2-worker cell at 1000 µs)"  # its 3.00 at 100 µs is not this column's
     assert table.loc["optimistic/window10", "native model P16, P64"] == "-"
     assert table.loc["conservative/window-threads", "native model P16, P64"].startswith("P16 13x")
     found = dict(answer.answer_findings(report.prepare(df), pred, table.reset_index()))

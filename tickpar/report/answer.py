@@ -32,11 +32,12 @@ from tickpar.plugins import BASELINE
 from tickpar.report.data import labels as sweep_labels
 from tickpar.report.engines import engine_breakevens
 from tickpar.report.model_error import MIN_WORK_US, recompute
-from tickpar.report.speed import base_label, bound_defects, counted, timed
+from tickpar.report.speed import base_label, bound_defects, breakeven_figure, counted, timed
 
 __all__ = [
     "MODEL_WORKERS", "PRESET_OF", "REPRESENTATIVE", "RUN_COLUMNS", "SYNTHETIC", "TRACE_WORKLOAD", "answer_findings",
-    "answer_table", "cxx_missing", "is_run_row", "run_row", "scope_of", "speed_columns",
+    "answer_table", "best_text", "best_two_worker", "cxx_missing", "figure_sentences", "is_run_row", "run_row",
+    "scope_of", "speed_columns",
 ]  # fmt: skip
 
 #: Work per event (µs) the answer quotes per engine: gem5-like costs for the native engine, and where
@@ -119,24 +120,50 @@ def _loop(t: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     return num("loop_speedup", "speedup"), num("loop_speedup_lo", "speedup_lo"), num("loop_speedup_hi", "speedup_hi")
 
 
-def _best(c: pd.DataFrame, engine: str, column: tuple[float, float], param: str) -> str:
-    """The best counted 2-worker loop speedup at the column's work per event, else at the label's nearest one
-    (saying which), with its interval and workload; flagged when above its bound (or 2x, where it has none)."""
-    target, near = column
+@dataclass(frozen=True)
+class BestSpeedup:
+    """The best counted 2-worker cell of one strategy variant on one engine at one work per event."""
+
+    loop: float  # its loop speedup (the strategy's execution alone), with its 95% interval
+    loop_lo: float
+    loop_hi: float
+    end_to_end: float  # its end-to-end speedup (what a user waits for); NaN where not measured
+    workload: str
+    above: str  # "" or " ABOVE ITS BOUND" / " ABOVE 2X"
+
+
+def best_two_worker(c: pd.DataFrame, engine: str, work: float, param: str = "work_us") -> BestSpeedup | None:
+    """THE best 2-worker speedup of the answer: the counted (:func:`tickpar.report.speed.counted`) 2-worker cell of
+    ``engine`` with the largest loop speedup among those run at exactly ``work`` µs per event (None: none was).
+    Page 1's speedup columns, answer.csv and the findings page all quote this one."""
     rows = c[(_engine(c) == engine) & (c["workers"] == 2)]
-    work = _work(rows, param)
-    at = near if (work == near).any() else _nearest(sorted(set(work.dropna())), target)
-    if at is None:
-        return "-"
-    sub = rows[work == at]
+    sub = rows[_work(rows, param) == work]
+    if sub.empty:
+        return None
     y, lo, hi = _loop(sub)
+    if y.dropna().empty:
+        return None
     i = y.idxmax()
     bound = pd.to_numeric(sub["bound_speedup"], errors="coerce").get(i) if "bound_speedup" in sub else None
     has_bound = bound is not None and not math.isnan(bound)
     limit = bound if has_bound else 2.0  # no bound: the 2 workers themselves
     above = f" ABOVE {'ITS BOUND' if has_bound else '2X'}" if y[i] > limit * (1 + 1e-9) else ""
-    elsewhere = f" (at {at:g} µs)" if at != near else ""
-    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {sub.loc[i, 'workload']}{elsewhere}{above}"
+    e2e = pd.to_numeric(sub["speedup"], errors="coerce").get(i) if "speedup" in sub else math.nan
+    return BestSpeedup(float(y[i]), float(lo[i]), float(hi[i]), float(e2e), str(sub.loc[i, "workload"]), above)
+
+
+def best_text(best: BestSpeedup | None, work: float) -> str:
+    """A speedup cell: ``1.91 [1.89, 1.93] phold; e2e 1.88``, or ``-`` saying that nothing ran at ``work``."""
+    if best is None:
+        return f"- (no counted 2-worker cell at {work:g} µs)"
+    e2e = f"; e2e {best.end_to_end:.2f}" if not math.isnan(best.end_to_end) else ""
+    return f"{best.loop:.2f} [{best.loop_lo:.2f}, {best.loop_hi:.2f}] {best.workload}{e2e}{best.above}"
+
+
+def _best(c: pd.DataFrame, engine: str, column: tuple[float, float], param: str) -> str:
+    """The column's cell: the best counted 2-worker cell at exactly the column's work per event (never another)."""
+    _target, near = column
+    return best_text(best_two_worker(c, engine, near, param), near)
 
 
 def _correct(sub: pd.DataFrame) -> tuple[str, str]:
@@ -165,7 +192,7 @@ def _correct(sub: pd.DataFrame) -> tuple[str, str]:
 def _short_breakeven(kind: str, x: float | None) -> str:
     if x is None or kind == "never":
         return "-"
-    return {"at": f"≈{_num(x)}", "below": f"<{x:g}", "above": f">{x:g}"}.get(kind, "-")
+    return {"at": f"≈{breakeven_figure(x)}", "below": f"<{x:g}", "above": f">{x:g}"}.get(kind, "-")
 
 
 def _num(x: float) -> str:
@@ -193,7 +220,9 @@ def _validated(points: pd.DataFrame, strategy: str, variant: str, engine: str) -
         return "not validated"
     err = float(np.median(np.abs(p["rel_error_again"].astype(float))))
     low, top = int(p["workers"].min()), int(p["workers"].max())
-    return f"err {err:.0%}, {len(p)} pts, P {low}" + (f"-{top}" if top != low else "")
+    held = p[p["validation"] == "held-out"] if "validation" in p.columns else p.iloc[:0]
+    held_out = f", held-out {float(np.median(np.abs(held['rel_error_again'].astype(float)))):.0%}" if len(held) else ""
+    return f"err {err:.0%}, {len(p)} pts, P {low}" + (f"-{top}" if top != low else "") + held_out
 
 
 def _model(pred: pd.DataFrame, shapes: pd.DataFrame, strategy: str, variant: str, engine: str, param: str) -> str:
@@ -284,7 +313,10 @@ def _row(sc: _Scope, scope: str, label: str) -> dict[str, str]:
         if engine == "native" and sc.cxx_missing:
             model = "cxx preset missing"
         elif model != "-":
-            model += f"; {_validated(sc.points, strategy, variant, engine)}"
+            checked = _validated(sc.points, strategy, variant, engine)
+            model = (f"{model}; {checked}" if checked != "not validated" else
+                     f"not validated: no measured {engine} point of this variant off the fit (model {model}, "
+                     "not citable)")  # fmt: skip
         row[f"{engine} model P16, P64"] = model
     return row
 
@@ -307,6 +339,32 @@ def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_
     table = pd.DataFrame(rows + runs)
     return table[[c for c in table.columns if c not in RUN_COLUMNS] + [c for c in RUN_COLUMNS if c in table]
                  ].fillna("-")  # fmt: skip
+
+
+def figure_sentences(df: pd.DataFrame, param: str = "work_us") -> list[str]:
+    """The findings page's quote of page 1: per synthetic strategy variant, its best 2-worker speedups
+    (:func:`best_two_worker`) and its break-evens (:func:`tickpar.report.engines.engine_breakevens`), in the
+    same words as page 1's cells and answer.csv (one computation, three places)."""
+    if df.empty:
+        return []
+    df = df.assign(scope=scope_of(df), base_label=base_label(df))
+    sdf = df[df["scope"] == SYNTHETIC]
+    if sdf.empty:
+        return []
+    sc = _scope(sdf, _prediction(pd.DataFrame()), pd.DataFrame(), param)
+    out = []
+    for label in dict.fromkeys(sc.cells.loc[_order(sc.cells), "base_label"]):
+        if label.split("/")[0] == BASELINE:
+            continue
+        mine = sc.counted[sc.counted["base_label"] == label]
+        speeds = [(_column(e, t, n), best_two_worker(mine, e, n, param)) for e, t, n in sc.columns]
+        parts = [f"{col}: {best_text(best, 0.0)}" for col, best in speeds if best is not None]
+        evens = [(e, _breakevens(sc.breakevens, label, e)) for e in sc.engines]
+        parts += [f"{e} break-even: {text}" for e, text in evens if text != "-"]
+        if parts:
+            out.append(f"Page 1's figures for {label} (best counted 2-worker loop speedup [95%], e2e = end to end; "
+                       f"break-even = work per event where the loop speedup crosses 1): " + "; ".join(parts) + ".")
+    return out
 
 
 def is_run_row(table: pd.DataFrame) -> pd.Series:
@@ -379,7 +437,10 @@ def _best_run(cells: pd.DataFrame, column: str) -> str:
         return f"- ({_why_no_speedup(cells)})"
     i = y.idxmax()
     engine = str(_engine(c).get(i, "python"))
-    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {c.loc[i, 'base_label']} [{engine}]"
+    strategy = cells[cells["strategy"] == c.loc[i, "strategy"]]
+    caveat = ("" if (strategy["verdict"] == "exact").all() else
+              f" (this cell was exact; {c.loc[i, 'strategy']} is 'no' on this run: not every checked cell exact)")
+    return f"{y[i]:.2f} [{lo[i]:.2f}, {hi[i]:.2f}] {c.loc[i, 'base_label']} [{engine}]{caveat}"
 
 
 def _flag(df: pd.DataFrame, column: str) -> pd.Series:

@@ -28,12 +28,25 @@ _WHY_PDF = 80
 _LANDSCAPE = (11.69, 8.27)
 #: How to read the table's cells (under it in the PDF, above it in the HTML).
 LEGEND = (
-    "Speedups: the best loop speedup (the strategy's execution alone) of a counted cell at 2 workers against the "
-    "same engine's sequential run, [95% interval], and the workload it was measured on. Break-even: the work per "
-    "event (µs) at which the speedup crosses 1 (≈ interpolated, < below the smallest value swept, > beyond the "
-    "largest). Model: predicted speedup at 16 and 64 workers on the shape nearest the engine's representative work, "
-    "with its median error over the measured points it was not fitted on (work_us >= 10 where there are such points) "
-    "and the worker range they cover."
+    "Legend. correct?: yes = exact in every checked cell (n/n), no = some cell was not; exact = identical "
+    "per-component digests to the sequential run with the same seed and order mode (canonical order, or gem5's LIFO "
+    "order); a 'no' is not a broken promise: split and quantum promise no exactness, and the findings page's 'every "
+    "verdict matched its promise' means each verdict is what its strategy promises (PROMISE BROKEN marks where not). "
+    "why: the promise's reason. '<engine> 2w @X µs': the best loop speedup (the strategy's execution alone) of a "
+    "counted cell (exact, its timed runs exact, not contended) at 2 workers (2w) against the same engine's sequential "
+    "run, on any synthetic shape run at exactly X µs of work per event ('nearest to' names the gem5-like cost it "
+    "stands for), [95% interval], the workload it came from, then e2e = the same cell's speedup end to end (what a "
+    "user waits for, setup included; loop and end to end can differ by more than 10%); '-' = no counted cell at "
+    "X µs (a figure from another cost is never shown). break-even: "
+    "per workload, the work per event (µs) where the 2-worker loop speedup crosses 1 (≈ interpolated in log work, "
+    "< already faster at the smallest value swept, > beyond the largest); the findings page quotes the same numbers. "
+    "model P16, P64: the model's predicted speedup at 16 and 64 workers, range over the workloads' shapes nearest "
+    "the engine's first cost, priced with preset 'here' (Python engine, calibrated on this machine) or 'cxx' "
+    "(native engine); err = median |relative error| over its measured points not used to fit it (work_us >= 10 "
+    "where there are such), pts = how many, P = the worker counts they cover (beyond them: extrapolation), "
+    "held-out = the "
+    "error on shapes kept out of the calibration; 'not validated' = no such point for this engine: the model is not "
+    "a citable figure there."
 )
 RUNS_TITLE = "Real gem5 runs, each at its own cost per event"
 #: How to read the real runs' table.
@@ -159,6 +172,7 @@ def answer_html(table: pd.DataFrame, found: Sequence[tuple[str, str]], notes: Se
     table, runs = split_table(table)
     real = (f"<h3>{html.escape(RUNS_TITLE)}</h3><p>{html.escape(RUNS_LEGEND)}</p>{html_table(runs)}"
             if not runs.empty else "")  # fmt: skip
-    body = (f"<h2>{TITLE}</h2><p>{html.escape(LEGEND)}</p>{html_table(table)}{real}<h3>Findings, ranked</h3>"
+    legend = f'<p style="font-size:smaller">{html.escape(LEGEND)}</p>'
+    body = (f"<h2>{TITLE}</h2>{legend}{html_table(table)}{real}<h3>Findings, ranked</h3>"
             f"<ol>{items}</ol>{extra}")  # fmt: skip
     return html_page(TITLE, body)

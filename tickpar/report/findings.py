@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tickpar.plugins import BASELINE
+from tickpar.report.answer import figure_sentences
 from tickpar.report.data import labels as _labels
 from tickpar.report.engines import engine_findings
 from tickpar.report.environment import environment_rows
@@ -75,6 +76,7 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
                 f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise{basis})."
             )
     out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
+    out += figure_sentences(df, param)
     out += interpreter_findings(df, param)
     out += engine_findings(df, prediction, param)
     if prediction is not None and not prediction.empty:

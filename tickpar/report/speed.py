@@ -33,6 +33,7 @@ __all__ = [
     "bound_defects",
     "bound_defects_finding",
     "breakeven",
+    "breakeven_figure",
     "breakeven_points",
     "counted",
     "empty_figure",
@@ -277,8 +278,12 @@ def breakeven(xs: Sequence[float], ys: Sequence[float]) -> tuple[str, float | No
     return ("above", pts[-1][0])
 
 
-def _fmt(x: float) -> str:
+def breakeven_figure(x: float) -> str:
+    """A break-even work per event as every page prints it (three significant digits)."""
     return f"{x:.3g}"
+
+
+_fmt = breakeven_figure
 
 
 def breakeven_text(kind: str, x: float | None) -> str:
@@ -573,7 +578,12 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         return ["Only the sequential strategy was timed: no speedups to report."]
     table = speed_table(df)
     table = table[~table["label"].str.startswith(BASELINE) & table["counted"]]
-    pts = breakeven_points(df, param)
+    from tickpar.report.engines import engine_breakevens  # engines imports this module
+
+    be = engine_breakevens(df, param)  # the one break-even (loop speedup) that page 1 and answer.csv quote too
+    engine_of = dict(zip(df["label"], df["engine"].fillna("python").astype(str), strict=True)) \
+        if "engine" in df.columns else {}
+    base_of = dict(zip(df["label"], base_label(df), strict=True))
     pred = prediction[prediction["measured_speedup"].notna()] if not prediction.empty else prediction
     shapes = df[["workload", "shape", "family"]].drop_duplicates() if "family" in df.columns else pd.DataFrame()
     fam_of = {f"{w}/{s}": f"{w}/{f}" for w, s, f in shapes.itertuples(index=False)} if not shapes.empty else {}
@@ -590,9 +600,11 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         if not math.isnan(best["bound"]):
             parts.append(f"{best['of_bound']:.0%} of its bound {best['bound']:.2f}x")  # above it: the appendix
         workload, family = fam.split("/", 1)
-        bp = pts[(pts["workload"] == workload) & (pts["family"] == family) & (pts["label"] == label)]
-        if len(bp) >= 2:
-            parts.append(f"{param} {breakeven_text(*breakeven(bp['x'].tolist(), bp['speedup'].tolist()))}")
+        bp = be[(be["workload"] == workload) & (be["family"] == family) & (be["base_label"] == base_of.get(label))
+                & (be["engine"] == engine_of.get(label, "python"))]  # fmt: skip
+        if not bp.empty and ("[" not in label or label.endswith("[native]")):  # page 1's: no other interpreter
+            parts.append(f"{param} {breakeven_text(bp['kind'].iloc[0], bp['x'].iloc[0])} (loop speedup crosses 1 "
+                         f"at {int(bp['workers'].iloc[0])} workers)")  # fmt: skip
         if not pred.empty and "[" not in label:  # the model is the default interpreter's (tagged labels: other cells)
             strategy, _, variant = label.partition("/")
             shapes_in = [w.split("/", 1)[1] for w in grp["where"].unique()]
