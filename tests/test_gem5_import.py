@@ -365,3 +365,21 @@ def test_an_occurrence_that_moves_an_object_run_earlier_in_its_tick_gets_a_later
     trace = import_trace(write(tmp_path, text))
     levels = [trace.inst_level[trace.occ_inst[k]] for k in trace.served()]
     assert levels[0] < levels[1]
+
+
+def test_an_instance_moved_away_from_its_tick_gets_a_level_above_its_mover(import_trace, tmp_path: Path) -> None:
+    # x.e and m.e are both due at 10; gem5 ran m.e first (LIFO: inserted later), and m.e moved x.e to 20.
+    # At one level canonical order could run x.e at 10 first, where m.e then reschedules an event that is
+    # no longer scheduled: x.e's level is above m.e's, so every order mode runs m.e first.
+    text = (
+        "      0: x.e: generic 1 scheduled @ 10\n"
+        "      0: m.e: generic 2 scheduled @ 10\n"
+        "     10: m.e: generic 2 executed @ 10\n"
+        "     10: x.e: generic 1 rescheduled @ 20\n"
+        "     20: x.e: generic 1 executed @ 20\n"
+    )
+    trace = import_trace(write(tmp_path, text))
+    level = {
+        trace.names[trace.inst_name[trace.occ_inst[k]]]: trace.inst_level[trace.occ_inst[k]] for k in trace.served()
+    }
+    assert level["x.e"] > level["m.e"]

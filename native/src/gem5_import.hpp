@@ -500,6 +500,7 @@ struct Importer {
   std::vector<int64_t> occ_inst, occ_tick;
   std::vector<double> served_pos, last_pos;
   std::vector<char> force_up;
+  std::vector<std::pair<int64_t, int64_t>> moved_due;  // (occurrence, instance): it moved one pending at its tick
   std::vector<int64_t> op_occ, op_kind, op_inst, op_mode, op_value, op_delay;
   std::vector<int64_t> live;  // object -> its latest instance
   std::vector<HeapE> heap;
@@ -616,8 +617,10 @@ struct Importer {
       ctx = occ, mode = ABSOLUTE, value = when;
       rule(R_NO_PARENT);
     }
-    if (kind != SCHEDULE && ctx >= 0 && inst_when[inst] == occ_tick[ctx] && inst_state[inst] == PENDING)
+    if (kind != SCHEDULE && ctx >= 0 && inst_when[inst] == occ_tick[ctx] && inst_state[inst] == PENDING) {
       force_up[ctx] = 1;
+      moved_due.emplace_back(ctx, inst);
+    }
     if (ctx >= 0) last_pos[ctx] = pos;
     op_occ.push_back(ctx);
     op_kind.push_back(kind);
@@ -840,6 +843,12 @@ struct Importer {
     pick(occ_tick, order);
     pick(served_pos, order);
     pick(force_up, order);
+    {
+      std::vector<std::pair<int64_t, int64_t>> kept;
+      for (auto [k, inst] : moved_due)
+        if (new_id[size_t(k)] >= 0) kept.emplace_back(new_id[size_t(k)], inst);
+      moved_due.swap(kept);
+    }
     for (size_t inst = 0; inst < inst_occ.size(); ++inst) {
       int64_t occ = inst_occ[inst];
       if (occ >= 0) {
@@ -890,6 +899,10 @@ struct Importer {
       for (size_t i = 0; i < op_occ.size(); ++i)
         if (op_occ[i] >= 0) tgt[size_t(fill[size_t(op_occ[i])]++)] = inst_obj[size_t(op_inst[i])];
     }
+    // per occurrence, the instances it moved away from its own tick; per instance, the lowest level it may take
+    std::vector<std::vector<int64_t>> moved(nocc);
+    for (auto [k, inst] : moved_due) moved[size_t(k)].push_back(inst);
+    std::vector<int64_t> above(inst_obj.size(), FIRST_LEVEL);
     // objects the level's occurrences ran or operated on: a stamp per object (the level's number)
     std::vector<int64_t> touched(size_t(n_objs), -1);
     int64_t stamp = 0;
@@ -908,7 +921,8 @@ struct Importer {
         up = false;
       }
       double mine = ins[inst];
-      bool bump = up;
+      int64_t floor = above[size_t(inst)];
+      bool bump = up || floor > level;
       if (!bump)
         for (int64_t j : group)
           if (ins[j] < mine && mine < served[inst_occ[j]]) {
@@ -922,8 +936,9 @@ struct Importer {
             break;
           }
       if (bump) {
-        if (level < LAST_LEVEL - 1)
-          ++level;
+        int64_t next = std::max(level + 1, floor);
+        if (next <= LAST_LEVEL - 1)
+          level = next;
         else
           rule(R_ORDER_LEVELS_EXHAUSTED);
         group.clear();
@@ -935,6 +950,7 @@ struct Importer {
       touched[size_t(inst_obj[inst])] = stamp;
       for (int64_t t = tgt_off[k]; t < tgt_off[k + 1]; ++t) touched[size_t(tgt[size_t(t)])] = stamp;
       up = force_up[k] != 0;
+      for (int64_t other : moved[k]) above[size_t(other)] = std::max(above[size_t(other)], level + 1);
     }
   }
 };

@@ -180,6 +180,7 @@ class _Importer:
         self.ins_pos: list[float] = []  # per instance: position of its last insertion
         self.served_pos: list[float] = []  # per occurrence: when it started
         self.force_up: list[bool] = []  # per occurrence: it moved an event pending at its own tick
+        self.moved_due: list[tuple[int, int]] = []  # (occurrence, instance) of each such move
         self.limit_objs: set[str] = set()
         self.pos = 0.0
         self.cur_tick = -1
@@ -249,6 +250,7 @@ class _Importer:
             self.trace.rules["no_parent"] += 1
         if kind != SCHEDULE and ctx >= 0 and t.inst_when[inst] == t.occ_tick[ctx] and t.inst_state[inst] == PENDING:
             self.force_up[ctx] = True
+            self.moved_due.append((ctx, inst))
         if ctx >= 0:
             self.last_pos[ctx] = self.pos
         t.op_occ.append(ctx)
@@ -452,6 +454,7 @@ class _Importer:
         t.occ_tick = [t.occ_tick[k] for k in order]
         self.served_pos = [self.served_pos[k] for k in order]
         self.force_up = [self.force_up[k] for k in order]
+        self.moved_due = [(new_id[k], inst) for k, inst in self.moved_due if k in new_id]
         for inst, occ in enumerate(t.inst_occ):
             if occ >= 0:
                 t.inst_occ[inst] = new_id.get(occ, -1)
@@ -474,7 +477,9 @@ class _Importer:
 
         Besides gem5's LIFO order, a level ends before an occurrence that operates on an event
         object which an earlier occurrence of the level ran or operated on: the two must run in the
-        observed order in every order mode (canonical order reorders a level by source).
+        observed order in every order mode (canonical order reorders a level by source).  And an
+        instance that an occurrence moved away from that occurrence's own tick (gem5 ran the mover
+        first) gets a level above the mover's, wherever it runs, so that no order mode serves it first.
         """
         t = self.trace
         ins, served = self.ins_pos, self.served_pos
@@ -482,6 +487,10 @@ class _Importer:
         for occ, inst in zip(t.op_occ, t.op_inst, strict=True):
             if occ >= 0:
                 targets[occ].append(t.inst_obj[inst])
+        moved: dict[int, list[int]] = {}
+        for occ, inst in self.moved_due:
+            moved.setdefault(occ, []).append(inst)
+        above: dict[int, int] = {}  # instance -> the lowest level it may take (above its movers')
         tick = None
         level = FIRST_LEVEL
         group: list[int] = []
@@ -492,13 +501,15 @@ class _Importer:
                 tick, level, group, up = t.occ_tick[k], FIRST_LEVEL, [], False
                 touched = set()
             mine = ins[inst]
+            floor = above.get(inst, FIRST_LEVEL)
             if (
                 up
+                or floor > level
                 or any(ins[j] < mine < served[t.inst_occ[j]] for j in group)
                 or any(obj in touched for obj in targets[k])
             ):
-                if level < LAST_LEVEL - 1:
-                    level += 1
+                if max(level + 1, floor) <= LAST_LEVEL - 1:
+                    level = max(level + 1, floor)
                 else:
                     t.rules["order_levels_exhausted"] += 1
                 group = []
@@ -509,6 +520,8 @@ class _Importer:
             touched.add(t.inst_obj[inst])
             touched.update(targets[k])
             up = self.force_up[k]
+            for other in moved.get(k, ()):
+                above[other] = max(above.get(other, FIRST_LEVEL), level + 1)
 
 
 def import_trace(
