@@ -20,12 +20,11 @@ import pandas as pd
 import seaborn as sns
 
 from tickpar.report.speed import (
-    base_label,
-    breakeven,
     breakeven_text,
-    counted,
     empty_figure,
-    points_at_largest_workers,
+    engine_breakevens,
+    engine_of,
+    engine_points,
 )
 
 __all__ = ["engine_breakevens", "engine_findings", "engine_points", "fig_engines", "native_split_runs"]
@@ -33,48 +32,12 @@ __all__ = ["engine_breakevens", "engine_findings", "engine_points", "fig_engines
 ENGINE_ORDER = ("python", "native")
 
 
-def _engine(df: pd.DataFrame) -> pd.Series:
-    if "engine" not in df.columns:
-        return pd.Series("python", index=df.index)
-    return df["engine"].fillna("python").astype(str)
-
-
-def engine_points(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
-    """Mean counted loop speedup per (workload, family, engine, strategy/variant, granularity value).
-
-    At the largest timed worker count of each (workload, engine); the baseline is left out.
-    """
-    cols = ["workload", "family", "engine", "base_label", "x", "speedup", "workers"]
-    t = counted(df)
-    if t.empty:
-        return pd.DataFrame(columns=cols)
-    y = "loop_speedup" if "loop_speedup" in t.columns else "speedup"
-    loop = pd.to_numeric(t[y], errors="coerce").fillna(pd.to_numeric(t["speedup"], errors="coerce"))
-    t = t.assign(engine=_engine(t), base_label=base_label(t), _y=loop)
-    out = points_at_largest_workers(t, param, by=("workload", "engine"), keys=("family", "base_label"), y="_y")
-    out = out[out["x"] > 0]
-    return out[cols].sort_values(["workload", "family", "engine", "base_label", "x"]).reset_index(drop=True)
-
-
-def engine_breakevens(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
-    """Per (workload, family, engine, strategy/variant) with two or more points: where it breaks even."""
-    cols = ["workload", "family", "engine", "base_label", "kind", "x", "workers"]
-    pts = engine_points(df, param)
-    rows = []
-    for (workload, family, engine, label), s in pts.groupby(["workload", "family", "engine", "base_label"]):
-        if s["x"].nunique() < 2:
-            continue
-        kind, x = breakeven(s["x"].tolist(), s["speedup"].tolist())
-        rows.append([workload, family, engine, label, kind, x, int(s["workers"].max())])
-    return pd.DataFrame(rows, columns=cols)
-
-
 def native_split_runs(df: pd.DataFrame) -> pd.DataFrame:
     """The native ``split`` check cells (real threads): where, variant, workers, seed, verdict, its first violation."""
     cols = ["where", "variant", "workers", "seed", "verdict", "reason"]
     if df.empty or "strategy" not in df.columns:
         return pd.DataFrame(columns=cols)
-    t = df[(df["strategy"] == "split") & (_engine(df) == "native")]
+    t = df[(df["strategy"] == "split") & (engine_of(df) == "native")]
     if t.empty:
         return pd.DataFrame(columns=cols)
     where = t["workload"].astype(str) + "/" + t["shape"].astype(str)
@@ -149,7 +112,7 @@ def fig_engines(df: pd.DataFrame, param: str = "work_us") -> plt.Figure:
 
 def engine_findings(df: pd.DataFrame, prediction: pd.DataFrame | None = None, param: str = "work_us") -> list[str]:
     """Sentences: break-even per strategy and engine, native split's failures, the cxx prediction's error."""
-    if df.empty or "native" not in set(_engine(df)):
+    if df.empty or "native" not in set(engine_of(df)):
         return []
     out: list[str] = []
     be = engine_breakevens(df, param)

@@ -37,6 +37,9 @@ __all__ = [
     "breakeven_points",
     "counted",
     "empty_figure",
+    "engine_breakevens",
+    "engine_of",
+    "engine_points",
     "fig_breakeven",
     "fig_scaling",
     "points_at_largest_workers",
@@ -578,8 +581,6 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         return ["Only the sequential strategy was timed: no speedups to report."]
     table = speed_table(df)
     table = table[~table["label"].str.startswith(BASELINE) & table["counted"]]
-    from tickpar.report.engines import engine_breakevens  # engines imports this module
-
     be = engine_breakevens(df, param)  # the one break-even (loop speedup) that page 1 and answer.csv quote too
     engine_of = dict(zip(df["label"], df["engine"].fillna("python").astype(str), strict=True)) \
         if "engine" in df.columns else {}
@@ -642,3 +643,40 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
         above = multi[multi["achieved"] > 1.0]
         out.append(f"{len(above)} of {len(multi)} counted parallel (shape, strategy, workers) points beat sequential.")
     return out
+
+
+def engine_of(df: pd.DataFrame) -> pd.Series:
+    """Each row's engine (``python`` where the column is missing or empty)."""
+    if "engine" not in df.columns:
+        return pd.Series("python", index=df.index)
+    return df["engine"].fillna("python").astype(str)
+
+
+def engine_points(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
+    """Mean counted loop speedup per (workload, family, engine, strategy/variant, granularity value).
+
+    At the largest timed worker count of each (workload, engine); the baseline is left out.
+    """
+    cols = ["workload", "family", "engine", "base_label", "x", "speedup", "workers"]
+    t = counted(df)
+    if t.empty:
+        return pd.DataFrame(columns=cols)
+    y = "loop_speedup" if "loop_speedup" in t.columns else "speedup"
+    loop = pd.to_numeric(t[y], errors="coerce").fillna(pd.to_numeric(t["speedup"], errors="coerce"))
+    t = t.assign(engine=engine_of(t), base_label=base_label(t), _y=loop)
+    out = points_at_largest_workers(t, param, by=("workload", "engine"), keys=("family", "base_label"), y="_y")
+    out = out[out["x"] > 0]
+    return out[cols].sort_values(["workload", "family", "engine", "base_label", "x"]).reset_index(drop=True)
+
+
+def engine_breakevens(df: pd.DataFrame, param: str = "work_us") -> pd.DataFrame:
+    """Per (workload, family, engine, strategy/variant) with two or more points: where it breaks even."""
+    cols = ["workload", "family", "engine", "base_label", "kind", "x", "workers"]
+    pts = engine_points(df, param)
+    rows = []
+    for (workload, family, engine, label), s in pts.groupby(["workload", "family", "engine", "base_label"]):
+        if s["x"].nunique() < 2:
+            continue
+        kind, x = breakeven(s["x"].tolist(), s["speedup"].tolist())
+        rows.append([workload, family, engine, label, kind, x, int(s["workers"].max())])
+    return pd.DataFrame(rows, columns=cols)
