@@ -2,7 +2,7 @@
 #   common.smk     config -> validated sweep (tickpar/pipeline/sweep.py), resources, input functions
 #   verify.smk     golden sequential records and correctness jobs (tickpar golden / tickpar check)
 #   bench.smk      timing: one job per workload shape after every check, interleaved pyperf rounds
-#   bounds.smk     per timed shape: the event DAG -> bounds and the model's predictions (tickpar/perf/prediction.py)
+#   bounds.smk     per timed shape: the event DAG -> bounds and the model's predictions (tickpar/perf/predict/prediction.py)
 #   engine.smk     the engine benchmark: tickpar against SimPy, desimpy, salabim, heapq (bench/engine.py), alone
 #   aggregate.smk  results/summary.csv (tickpar/pipeline/aggregate.py)
 #   report.smk     the answer page (first), figures, findings, appendix, results/report.pdf and results/answer.csv

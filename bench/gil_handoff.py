@@ -3,7 +3,7 @@
 Each of two threads loops: hold the GIL for ``p`` µs (the ``gil-hold`` work model's pure-Python
 loop, standing in for an event's engine and handler code), then make one ``gil-release`` work call
 of ``r`` µs (a SHA-256 that drops the GIL). This is what a thread strategy's worker does per event
-under the GIL. The prediction model (tickpar/perf/prediction.py) prices such a run as the larger of
+under the GIL. The prediction model (tickpar/perf/predict/prediction.py) prices such a run as the larger of
 the per-thread work and the *GIL floor*, the sum of both threads' GIL-held parts
 (``max(p + r, 2 p)`` per iteration here). Its ``work_overlap`` calibration times two threads that
 both only hash, so it never measures a thread that must take the GIL back from one running Python.

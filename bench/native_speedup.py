@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from tickpar.native.engine import calibrate, engine_args, recorded, tick_barrier_handoff
-from tickpar.perf.costs import calibration_figures
+from tickpar.perf.predict.costs import calibration_figures
 from tickpar.runner import resolve_cell
 
 VARIANTS = [  # (strategy, options, order)

@@ -9,10 +9,10 @@ installing Snakemake is not wanted. Every step is the pipeline's own:
    interleaved rounds of fresh pyperf processes, every timed run checked against the golden record,
    CPU availability probed around each round);
 3. alone on the machine: the ``cxx`` calibration (``tickpar calibrate``, when there are native cells),
-   the ``here`` calibration (``python -m tickpar.perf.prediction calibrate``, sync measured up to the
+   the ``here`` calibration (``python -m tickpar.perf.predict.prediction calibrate``, sync measured up to the
    largest worker count), and each timed shape's bounds and model (``... prediction shape``);
 4. ``summary.csv`` (:func:`tickpar.pipeline.aggregate.aggregate`), ``prediction.csv``
-   (:func:`tickpar.perf.prediction.prediction_table`) and ``model_error.csv``
+   (:func:`tickpar.perf.predict.prediction.prediction_table`) and ``model_error.csv``
    (:func:`tickpar.report.model_error.model_error_table`), rewritten after every timed shape so that a
    run cut short keeps what it measured, and ``scaling.csv``: one row per (shape, strategy variant,
    engine) and worker count, the measured loop speedup with its 95% interval beside the model and the bound.
@@ -49,8 +49,8 @@ from typing import Any
 
 import pandas as pd
 
-from tickpar.perf.bounds import CALIBRATION_ENV
-from tickpar.perf.prediction import prediction_table
+from tickpar.perf.predict.bounds import CALIBRATION_ENV
+from tickpar.perf.predict.prediction import prediction_table
 from tickpar.perf.timing import BASELINE_MAX_SPREAD, MAX_ROUND_SHIFT, TimingJob, measure_cells
 from tickpar.pipeline.aggregate import aggregate, write_csv_atomic
 from tickpar.pipeline.sweep import BASELINE, SweepCell, SweepError, format_value, load_config_file, load_sweep
@@ -217,7 +217,7 @@ def calibrate(cells: Sequence[SweepCell], root: Path, say: Progress, resume: boo
     if any(c.engine == "native" for c in cells):
         steps.append(("cxx", [sys.executable, "-m", "tickpar.cli", "calibrate", "--budget", "0.5", "--out",
                               str(native)], native))  # fmt: skip
-    steps.append(("here", [sys.executable, "-m", "tickpar.perf.prediction", "calibrate", "--cores", str(cores),
+    steps.append(("here", [sys.executable, "-m", "tickpar.perf.predict.prediction", "calibrate", "--cores", str(cores),
                            "--out", str(here)], here))  # fmt: skip
     for name, argv, out in steps:
         if resume and _written(out):
@@ -233,7 +233,7 @@ def shape_bounds(workload: str, shape: str, cells: Sequence[SweepCell], calibrat
     """One shape's bounds and model (``prediction shape``), alone on the machine; the record's path."""
     first = min(cells, key=lambda c: c.seed)
     out = root / "bounds" / workload / f"{shape}.json"
-    argv = [sys.executable, "-m", "tickpar.perf.prediction", "shape", "--workload", workload, "--shape", shape,
+    argv = [sys.executable, "-m", "tickpar.perf.predict.prediction", "shape", "--workload", workload, "--shape", shape,
             "--seed", str(first.seed)]  # fmt: skip
     for key, value in first.params.items():
         argv += ["--param", f"{key}={format_value(value)}"]

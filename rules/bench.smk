@@ -3,7 +3,7 @@
 # resources keep timing jobs apart). The job times all the shape's cells in `timing.processes`
 # interleaved rounds (round r runs every cell once, in one fresh pyperf worker process), checks
 # every timed run's digests against the golden record, and measures CPU availability around each
-# round (tickpar/perf/timing.py). It writes each cell's record (results/timing/<cell>.json + .pyperf.json)
+# round (tickpar/perf/timing/__init__.py). It writes each cell's record (results/timing/<cell>.json + .pyperf.json)
 # and the shape's index results/timing/{workload}/{shape}.json. A cell whose correctness run did not
 # finish is not timed (status skipped); a crash or hang of one cell is that cell's record.
 rule timing:

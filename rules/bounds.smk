@@ -1,4 +1,4 @@
-# Bounds and predictions (tickpar/perf/prediction.py): the `here` preset's costs calibrated once per sweep,
+# Bounds and predictions (tickpar/perf/predict/prediction.py): the `here` preset's costs calibrated once per sweep,
 # then per timed workload shape its event DAG (one work-free sequential run per order, work metered)
 # -> ideal, bound and predicted speedups of each timed strategy variant for P = 1, 2, 4 ... 64;
 # then results/prediction.csv beside the measured points. The calibration runs alone (bench, load: it
@@ -13,7 +13,7 @@ from tickpar.pipeline.sweep import format_value
 
 NATIVE_CALIBRATION = native_available() or any(c.engine == "native" for c in SWEEP.cells)
 CALIBRATION_ENV = "TICKPAR_CALIBRATION=results/calibration.json " if NATIVE_CALIBRATION else ""
-PREDICTION_MODULE = "-m tickpar.perf.prediction"
+PREDICTION_MODULE = "-m tickpar.perf.predict.prediction"
 PRESETS_ARG = "" if NATIVE_CALIBRATION else " --presets here"
 
 
@@ -64,7 +64,7 @@ rule bounds_calibration:
         load=LOAD,
     shell:
         "{params.native} > {log} 2>&1"
-        " && {params.py} -m tickpar.perf.prediction calibrate --out {output[0]} >> {log} 2>&1"
+        " && {params.py} -m tickpar.perf.predict.prediction calibrate --out {output[0]} >> {log} 2>&1"
 
 
 rule bounds:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from tickpar.kernel.eventq import canonical_source
 
 if TYPE_CHECKING:  # conftest imports this module: nothing here may need pandas (the free-threaded venv)
-    from tickpar.perf.dag import Dag
+    from tickpar.perf.predict.dag import Dag
 
 #: A fixed native-engine calibration (``tickpar calibrate``'s format) for the ``cxx`` preset in tests:
 #: deterministic figures, and no measurement per test.
@@ -29,7 +29,7 @@ CALIBRATION = {
 
 def independent_dag(n: int, engine: float, work_us: float) -> Dag:
     """n independent events of n components in one tick, each ``engine`` s of engine cost and ``work_us`` of work."""
-    from tickpar.perf.dag import Dag
+    from tickpar.perf.predict.dag import Dag
 
     records = [(c, 5, 0, canonical_source(c, 1), 1, 1, engine, work_us, 1) for c in range(n)]
     lookahead = [(a, b, 10) for a in range(n) for b in range(n) if a != b]

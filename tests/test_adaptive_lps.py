@@ -236,9 +236,9 @@ def test_the_hot_group_moves_across_the_model() -> None:
 
 # -- the bound and the model -----------------------------------------------------------------------------------
 def test_the_adaptive_schedule_is_priced_per_window() -> None:
-    from tickpar.perf.bounds import adaptive_window_time, window_time
-    from tickpar.perf.dag import record_dag
-    from tickpar.perf.model import strategy_partition
+    from tickpar.perf.predict.bounds import adaptive_window_time, window_time
+    from tickpar.perf.predict.dag import record_dag
+    from tickpar.perf.predict.strategy_times import strategy_partition
 
     spec = resolve_cell("phold", {**MOVING, "work_us": 1.0}, "sequential", {}, 1, 1, "canonical").spec
     dag = record_dag(spec, meter_work=True)
@@ -261,7 +261,7 @@ def test_the_adaptive_schedule_is_priced_per_window() -> None:
 def _one_window_dag(events_per_lp: list[int]):  # type: ignore[no-untyped-def]
     import pandas as pd
 
-    from tickpar.perf.dag import Dag
+    from tickpar.perf.predict.dag import Dag
 
     comps = [c for c, n in enumerate(events_per_lp) for _ in range(n)]
     n = len(comps)

@@ -39,7 +39,7 @@ def test_pinning_is_the_default_whatever_the_gil(monkeypatch: pytest.MonkeyPatch
 
 def test_the_gil_handoff_calibration_pins_its_threads_as_the_strategies_do(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both threads of ``gil_handoff`` run on the CPUs ``worker_cpus(2)`` gives; unpinned with ``0``."""
-    from tickpar.perf import calibrate
+    from tickpar.perf.predict import calibrate
 
     if len(os.sched_getaffinity(0)) < 2 or gil_disabled():
         pytest.skip("needs 2 CPUs and the GIL")

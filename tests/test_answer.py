@@ -15,7 +15,7 @@ import yaml
 from factories import make_summary, summary_row, sweep_config
 from helpers import CALIBRATION  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
-from tickpar.perf.tables import model_rows, shape_bounds
+from tickpar.perf.predict.tables import model_rows, shape_bounds
 from tickpar.plugins.registry import REPO_ROOT
 from tickpar.report import answer, appendix
 from tickpar.report import render as report

@@ -1,5 +1,6 @@
 """Page 1's real gem5 runs (tickpar.report.answer.run_row): a row per run beside the synthetic strategy variants,
-in answer.csv, the PDF page and the HTML; and the pricing that feeds them (tickpar.perf.tables: each preset's own
+in answer.csv, the PDF page and the HTML; and the pricing that feeds them
+(tickpar.perf.predict.tables: each preset's own
 bound, the fits a workload without 1-worker runs borrows)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 from helpers import CALIBRATION  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
-from tickpar.perf.tables import fits_for, shape_bounds
+from tickpar.perf.predict.tables import fits_for, shape_bounds
 from tickpar.report import answer
 from tickpar.report import render as report
 from tickpar.report.answer_page import RUNS_TITLE, answer_html, answer_pdf, split_table

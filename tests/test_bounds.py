@@ -1,4 +1,4 @@
-"""tickpar.perf.bounds: DAG recording and parent links, and each bound on hand-built DAGs with known answers."""
+"""tickpar.perf.predict.bounds: DAG recording and parent links, and each bound on hand-built DAGs with known answers."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from tickpar.cli import main
 from tickpar.kernel.eventq import canonical_source
-from tickpar.perf.bounds import (
+from tickpar.perf.predict.bounds import (
     BOUNDS,
     Dag,
     Overheads,
@@ -356,7 +356,7 @@ def test_cli_bounds_writes_the_tidy_table(tmp_path: Path, capsys: pytest.Capture
 
 def test_each_native_cost_is_shown_as_a_multiple_of_its_floor() -> None:
     """Sync costs against pingpong_ns, event_ns against heap_ns; a floor the file lacks reads n/a, never a crash."""
-    from tickpar.perf.costs import beside_floor, calibration_figures
+    from tickpar.perf.predict.costs import beside_floor, calibration_figures
 
     cal = {"pingpong_ns": 80.0, "heap_ns": 20.0, "barrier_ns": 96.0, "mutex_ns": 16.0, "message_ns": 40.0,
            "tb_batch_ns": 8000.0, "event_ns": 50.0}  # fmt: skip

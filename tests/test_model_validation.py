@@ -14,7 +14,7 @@ import pytest
 from factories import make_summary, summary_row
 from helpers import CALIBRATION, independent_dag  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
-from tickpar.perf.prediction import (
+from tickpar.perf.predict.prediction import (
     PREDICTION_COLUMNS,
     measured_speedups,
     model_rows,
@@ -241,7 +241,7 @@ def test_work_overlap_inflates_released_work_beside_another_thread_only() -> Non
     """The calibrated work_overlap (a GIL-releasing call's time beside a second thread over alone) slows the
     model's threads at P >= 2 (interpolated by call size); a size measured under contention is left out;
     processes take none."""
-    from tickpar.perf.prediction import preset, strategy_time
+    from tickpar.perf.predict.prediction import preset, strategy_time
 
     overlap = {"call_us": [10.0, 100.0], "inflation": [2.0, 1.0], "cpu_available": [1.0, 1.0]}
     calibration = {**CALIBRATION, "work_overlap": overlap}

@@ -148,7 +148,7 @@ def test_each_engine_is_its_own_baseline() -> None:
 
 
 def test_prediction_joins_cxx_with_native_and_here_with_python(tmp_path: Path) -> None:
-    from tickpar.perf.prediction import SHAPE_FORMAT, prediction_table
+    from tickpar.perf.predict.prediction import SHAPE_FORMAT, prediction_table
 
     rows = [
         {"strategy": "par", "variant": "default", "order": "gem5", "work": "gil-release", "preset": preset,

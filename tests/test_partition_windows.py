@@ -328,7 +328,7 @@ def test_native_engine_gets_the_python_partition(strategy: str, weighted_by: str
 
 def test_prediction_uses_the_strategys_partition() -> None:
     from strategies.conservative import plan_for
-    from tickpar.perf.prediction import strategy_partition
+    from tickpar.perf.predict.prediction import strategy_partition
 
     options = {**OPTIONS, "partition_weights": "windows"}
     cell = resolve_cell("multicore", dict(MULTICORE_WIDE), "conservative", options, 2, 1, "canonical")

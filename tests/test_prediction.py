@@ -1,4 +1,5 @@
-"""tickpar.perf.prediction: cost presets, the sync-cost model, per-strategy bounds and predictions, the tables."""
+"""tickpar.perf.predict.prediction: cost presets, the sync-cost model, per-strategy bounds and predictions,
+the tables."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from factories import make_summary, summary_row
 from helpers import CALIBRATION, independent_dag  # tests/helpers.py (tests/ is on sys.path: rootdir conftest)
 
-from tickpar.perf.bounds import Overheads, cxx_costs
-from tickpar.perf.prediction import (
+from tickpar.perf.predict.bounds import Overheads, cxx_costs
+from tickpar.perf.predict.prediction import (
     PREDICTION_COLUMNS,
     Preset,
     bound_columns,
@@ -162,14 +163,14 @@ def test_bound_at_one_worker_is_one_for_every_strategy(tmp_path: Path) -> None:
 
 
 def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`python -m tickpar.perf.prediction shape` with bad cells or params: exit 2, one line on stderr."""
+    """`python -m tickpar.perf.predict.prediction shape` with bad cells or params: exit 2, one line on stderr."""
     cal = tmp_path / "cal.json"
     cal.write_text(json.dumps(CALIBRATION))
     base = ["shape", "-w", "phold", "--shape", "s", "--calibration", str(cal), "--out", str(tmp_path / "o.json")]
     for extra in (["--cells", "{nope"], ["--cells", "[]", "-p", "lps=0"], ["--cells", "[]", "--workers", "0"]):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and err[0].startswith("tickpar.perf.prediction: error:"), err
+        assert len(err) == 1 and err[0].startswith("tickpar.perf.predict.prediction: error:"), err
     assert main([*base, "--cells", "[]", "-p", "end_tick=300"]) == 0
     assert json.loads((tmp_path / "o.json").read_text())["rows"] == []
     assert np.isfinite(json.loads((tmp_path / "o.json").read_text())["seconds"])
@@ -177,7 +178,7 @@ def test_shape_command_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pyte
 
 def test_calibrate_measures_every_figure_the_here_preset_needs() -> None:
     """One calibration: positive per-event, per-message and window-exchange costs; a preset per backend from it."""
-    from tickpar.perf.prediction import calibrate
+    from tickpar.perf.predict.prediction import calibrate
 
     cal = calibrate(cores=2, work_modes=("gil-release",))
     assert cal["o_event_s"] > 0 and set(cal["o_msg_s"]) == {"threads", "processes", "mpi"}
@@ -274,7 +275,7 @@ def test_model_holds_the_gil_for_gil_release_calls_below_the_hash_threshold() ->
 
 def test_gil_release_bytes_finds_the_hash_size_that_lets_another_thread_run() -> None:
     """A hash of a few bytes never lets a waiting thread run; one of 64 KiB does; the bisection lands between."""
-    from tickpar.perf.calibrate import gil_release_bytes, waiter_runs
+    from tickpar.perf.predict.calibrate import gil_release_bytes, waiter_runs
 
     assert waiter_runs(16, 500) == 0
     found = gil_release_bytes()
@@ -286,7 +287,7 @@ def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -
     """The calibrated gil_handoff excess (per GIL-releasing call, by call size) lengthens each thread's calls
     at P >= 2 and the GIL floor by half as much; P = 1, processes and a size measured on a shared core take
     none, and with it the older work_overlap inflation is not applied on top."""
-    from tickpar.perf.prediction import strategy_time
+    from tickpar.perf.predict.prediction import strategy_time
 
     handoff = {"call_us": [10.0, 100.0], "excess_s": [20e-6, 2e-6], "cpu_available": [1.0, 1.0]}
     calibration = {**CALIBRATION, "gil_handoff": handoff}
@@ -312,7 +313,7 @@ def test_gil_hand_off_excess_slows_threads_under_the_gil_at_two_workers_only() -
 def test_tick_barrier_takes_its_calibrated_machinery_and_batch_costs() -> None:
     """With a tick_barrier calibration the model charges its per-event machinery and its per-batch hand-off
     (in place of the threads exchange) at P >= 2; P = 1 runs the plain loop and pays neither."""
-    from tickpar.perf.prediction import strategy_time
+    from tickpar.perf.predict.prediction import strategy_time
 
     tb = {"event_s": 2e-6, "batch_s": 300e-6, "cpu_available": 1.0}
     dag = independent_dag(8, 1e-6, 50.0)
@@ -342,7 +343,7 @@ def test_an_older_native_calibration_without_the_batch_cost_leaves_the_barrier(t
 def test_solve_excess_bisects_a_falling_speedup_and_clamps_at_both_ends() -> None:
     """The hand-off excess is where the model's speedup meets the measured one: 0 where the model without any
     excess is already at or below it, the search's top where even that is above it."""
-    from tickpar.perf.handoff import MAX_EXCESS_S, solve_excess
+    from tickpar.perf.predict.handoff import MAX_EXCESS_S, solve_excess
 
     def speedup_at(x: float) -> float:
         return 2.0 / (1.0 + x / 1e-5)

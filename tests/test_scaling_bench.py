@@ -147,7 +147,7 @@ def test_show_and_out_dir_errors_are_one_line(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.skipif(not native.available(), reason="native engine not built")
 def test_cxx_costs_without_a_file_are_measured_once_per_process(monkeypatch, tmp_path: Path) -> None:
-    from tickpar.perf import costs
+    from tickpar.perf.predict import costs
 
     calls = []
     monkeypatch.delenv(costs.CALIBRATION_ENV, raising=False)

@@ -15,8 +15,7 @@ import pytest
 
 import tickpar.plugins.registry
 from tickpar.cli import main as cli_main
-from tickpar.perf import timing_driver
-from tickpar.perf.probe import cpu_availability
+from tickpar.host.probe import cpu_availability
 from tickpar.perf.timing import (
     TIMING_FORMAT,
     TimingJob,
@@ -25,6 +24,7 @@ from tickpar.perf.timing import (
     summarize,
     values_for,
 )
+from tickpar.perf.timing import driver as timing_driver
 from tickpar.runner import resolve_cell
 
 TINY = {"lps": 4, "population": 2, "end_tick": 300}
@@ -202,7 +202,7 @@ def test_timed_workers_run_one_blas_thread_whatever_the_job_says(
 def test_contended_rounds_are_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A round whose CPU-availability probe is below the threshold is contended: its values are flagged."""
     probes = iter([{"min": 1.0, "per_core": {0: 1.0}}] * 2 + [{"min": 0.4, "per_core": {0: 0.4}}] * 2)
-    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", lambda: next(probes))
+    monkeypatch.setattr("tickpar.perf.timing.driver.cpu_availability", lambda: next(probes))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=3, warmups=0, timeout=120, retimes=0,
                   baseline_max_spread=0)  # fmt: skip
     assert [r["contended"] for r in rec["rounds"]] == [False, True]
@@ -230,7 +230,7 @@ def test_a_contended_round_is_retimed(monkeypatch: pytest.MonkeyPatch, tmp_path:
     """A contended round is timed again at once (a fresh probe before it): the clean attempt's values count, the
     contended one stays in the record, flagged and marked re-timed; the record says how many and why."""
     # probes: the driver's first, after round 0 (0.5: contended), before and after the re-time (clean), after round 1
-    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", _probes(1.0, 0.5, 1.0, 1.0, 1.0))
+    monkeypatch.setattr("tickpar.perf.timing.driver.cpu_availability", _probes(1.0, 0.5, 1.0, 1.0, 1.0))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
                   retimes=2, retime_wait_s=0, baseline_max_spread=0, max_round_shift=0)  # fmt: skip
     assert rec["status"] == "ok", rec["reason"]
@@ -248,7 +248,7 @@ def test_a_contended_round_is_retimed(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_retimes_are_capped_per_cell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A machine that stays busy: the cell is re-timed `retimes` times, then it is contended (no speedup), and the
     reasons name every probe that failed."""
-    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", _probes(*[0.3] * 20))
+    monkeypatch.setattr("tickpar.perf.timing.driver.cpu_availability", _probes(*[0.3] * 20))
     rec = measure(_cell(), TINY_ARGS, tmp_path / "t.json", processes=2, values=2, warmups=0, timeout=120,
                   retimes=1, retime_wait_s=0, baseline_max_spread=0, max_round_shift=0)  # fmt: skip
     assert [(r["round"], r["attempt"]) for r in rec["rounds"]] == [(0, 0), (0, 1), (1, 0)]
@@ -292,7 +292,7 @@ def test_a_baseline_round_whose_values_spread_is_contended_and_retimed(monkeypat
 def test_a_slow_process_is_left_out_only_when_no_value_overlaps_the_fastest_rounds() -> None:
     """Interference only adds time: a round every value of which is more than max_round_shift above every value of
     the fastest round is a slow process; overlapping values (a strategy's own variation) never are."""
-    from tickpar.perf.timing_rules import leave_out_slow_rounds, slow_rounds
+    from tickpar.perf.timing.rules import leave_out_slow_rounds, slow_rounds
 
     def round_(*ms: float, contended: bool = False) -> dict:
         return {"round": 0, "attempt": 0, "loop_values": [m / 1e3 for m in ms], "contended": contended}
@@ -319,7 +319,7 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
                                                                  tmp_path: Path) -> None:  # fmt: skip
     """After the rounds, a cell with a slow process gets a fresh one (a re-time, counted and explained); the slow
     round stays in the record, marked; a cell whose re-times are spent keeps its slow round marked, not timed."""
-    from tickpar.perf.timing_driver import retime_slow_rounds
+    from tickpar.perf.timing.driver import retime_slow_rounds
 
     def round_(no: int, attempt: int, *ms: float, contended: bool = False) -> dict:
         return {"round": no, "attempt": attempt, "loop_values": [m / 1e3 for m in ms], "contended": contended,
@@ -332,8 +332,8 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
         timed.append((round_no, attempt))
         job.record["rounds"].append(round_(round_no, attempt, *next(fresh)))
 
-    monkeypatch.setattr("tickpar.perf.timing_driver.time_round", fake_round)
-    monkeypatch.setattr("tickpar.perf.timing_driver.cpu_availability", lambda *a, **k: {"min": 1.0})
+    monkeypatch.setattr("tickpar.perf.timing.driver.time_round", fake_round)
+    monkeypatch.setattr("tickpar.perf.timing.driver.cpu_availability", lambda *a, **k: {"min": 1.0})
     job = TimingJob(_cell(), TINY_ARGS, tmp_path / "t.json")
     job.record.update(rounds=[round_(0, 0, 5.2, 5.5, contended=True), round_(1, 0, 7.4, 7.8)], n_retimed=0,
                       retime_reasons=[])  # fmt: skip
@@ -352,8 +352,8 @@ def test_a_slow_process_is_timed_again_within_the_retime_budget(monkeypatch: pyt
 def test_only_cells_with_one_simulation_thread_per_process_are_judged_for_slow_processes(tmp_path: Path) -> None:
     """One worker, or LPs in processes: a process's speed is the machine's. Threads under the GIL settle into a
     hand-off pattern per process, the strategy's own: such a cell is not re-timed for it."""
-    from tickpar.perf.timing_driver import retime_slow_rounds
-    from tickpar.perf.timing_rules import judged_for_slow_processes
+    from tickpar.perf.timing.driver import retime_slow_rounds
+    from tickpar.perf.timing.rules import judged_for_slow_processes
 
     def cell(strategy: str, workers: int, **options: object) -> Any:
         return resolve_cell("phold", TINY, strategy, dict(options), workers, 1, "canonical", "none")

@@ -438,7 +438,7 @@ def _add_bounds_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_bounds(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from tickpar.perf import bounds
+    from tickpar.perf.predict import bounds
     from tickpar.runner import resolve_cell
 
     if args.overheads not in bounds.OVERHEAD_PRESETS:

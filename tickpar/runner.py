@@ -194,7 +194,7 @@ def execute(cell: Cell) -> Outcome:
 
 def failure_of(err: Exception, cell: Cell) -> OracleRecord:
     """The failure record of a run of ``cell`` that raised ``err`` (its verdict: causality, deadlock, ...,
-    else crash): how :func:`execute` and a timing worker (:mod:`tickpar.perf.timing_worker`) record it."""
+    else crash): how :func:`execute` and a timing worker (:mod:`tickpar.perf.timing.worker`) record it."""
     if isinstance(err, SchedulingError):
         return causality_failure(err)
     if isinstance(err, LookaheadError):

@@ -3,7 +3,7 @@
 ``trace`` names a gem5 event trace: the stock ``--debug-flags=Event`` trace or the insert log
 (``format``, default ``auto``; plain or ``.gz``).  :mod:`tickpar.gem5.importer` rebuilds the event
 objects, occurrences and operations (its docstring lists every rule for what the trace does not
-print); :mod:`tickpar.gem5.model` replays them: each occurrence re-issues the operations gem5
+print); :mod:`tickpar.gem5.trace_components` replays them: each occurrence re-issues the operations gem5
 made, at the ticks gem5 made them, with ``work_us`` of synthetic work, or, with ``gem5_stats``,
 the run's own host cost per event.  Components are gem5's
 SimObjects, from the event names (:mod:`tickpar.gem5.names`) or a ``components`` mapping file.
@@ -32,8 +32,8 @@ from typing import Any
 
 from tickpar.gem5 import ReplayPlan, TraceError, import_trace, replay_plan, trace_key, trace_source
 from tickpar.gem5.lines import FORMATS
-from tickpar.gem5.model import build_replay_model
 from tickpar.gem5.stats import EventCost, event_cost
+from tickpar.gem5.trace_components import build_replay_model
 from tickpar.kernel.model import Model
 from tickpar.kernel.params import Param, ParamError
 from tickpar.plugins import Workload

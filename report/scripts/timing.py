@@ -1,4 +1,4 @@
-"""Snakemake script: time one workload shape's cells in interleaved rounds (see tickpar/perf/timing.py)."""
+"""Snakemake script: time one workload shape's cells in interleaved rounds (see tickpar/perf/timing/__init__.py)."""
 
 from tickpar.perf.timing import main_snakemake
 

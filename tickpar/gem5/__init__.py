@@ -4,7 +4,7 @@
 * :mod:`tickpar.gem5.names`: which component (SimObject) an event belongs to;
 * :mod:`tickpar.gem5.importer`: instances, occurrences and operations, and the rules for what the
   trace does not print;
-* :mod:`tickpar.gem5.replay` and :mod:`tickpar.gem5.model`: the replay plan and model of the
+* :mod:`tickpar.gem5.replay` and :mod:`tickpar.gem5.trace_components`: the replay plan and model of the
   ``gem5trace`` workload;
 * :mod:`tickpar.gem5.profile`: ``tickpar trace-profile``;
 * :mod:`tickpar.gem5.stats`: a run's own host cost per event, from its gem5 ``stats.txt``;

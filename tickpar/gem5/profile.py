@@ -11,7 +11,7 @@
 * ``critical_path`` (events on the longest parent -> child chain, a child's parent being the
   event that scheduled it last) and ``available_parallelism`` (events / critical path);
 * ``bounds``: per strategy, the ideal speedup at P = 1, 2, 4, ..., 64 under the strategy's own
-  constraints with every event at the same cost (:func:`tickpar.perf.bounds.bounds`, preset
+  constraints with every event at the same cost (:func:`tickpar.perf.predict.bounds.bounds`, preset
   ``zero``): ``unconstrained`` (work / critical path), ``component`` (one component's events
   are serial), ``causal`` (ideal optimistic), ``tick-barrier`` (one (tick, priority) bin per
   batch) and ``conservative`` (windows of the lookahead, components coupled at delay 0 merged);
@@ -47,8 +47,8 @@ from tickpar.gem5.emit import emit_trace
 from tickpar.gem5.importer import ImportedTrace, import_trace
 from tickpar.gem5.stats import EventCost, run_event_cost
 from tickpar.native.record import DESCHEDULE
-from tickpar.perf.bounds import bounds, critical_path
-from tickpar.perf.dag import Dag
+from tickpar.perf.predict.bounds import bounds, critical_path
+from tickpar.perf.predict.dag import Dag
 from tickpar.plugins import RunSpec
 
 __all__ = ["PROFILE_WORKERS", "STRATEGY_BOUNDS", "profile_spec", "summary_lines", "trace_dag", "trace_profile"]
@@ -73,7 +73,7 @@ TIMELINE_SPANS = 60
 
 
 def trace_dag(trace: ImportedTrace, c: Coupling | None = None, cost: EventCost | None = None) -> Dag:
-    """The served occurrences as a :class:`~tickpar.perf.dag.Dag` (parent = last scheduler).
+    """The served occurrences as a :class:`~tickpar.perf.predict.dag.Dag` (parent = last scheduler).
 
     ``cost_s``: each event's component's cost under ``cost``, else the same for every event."""
     c = c if c is not None else coupling(trace)

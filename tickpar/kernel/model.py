@@ -204,7 +204,7 @@ class GuardedMessageEvent(_RaceGuard, MessageEvent):
 
 
 class _DagRecorded:
-    """Mixin for models that record their event DAG (for :mod:`tickpar.perf.bounds`).
+    """Mixin for models that record their event DAG (for :mod:`tickpar.perf.predict.bounds`).
 
     Each processed event appends ``(component id, when, priority, source key,
     first seq, last seq, cost_s)``.  The source key says who scheduled it; the

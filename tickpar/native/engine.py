@@ -421,7 +421,7 @@ def check_native_cell(golden: OracleRecord, got: OracleRecord) -> Any:
 
 
 #: ``tickpar calibrate``'s top-level figures; the rest of the engine's go in ``details``.  ``pingpong_ns`` and
-#: ``heap_ns`` are the floors the others are read against (:data:`tickpar.perf.costs.FLOOR_OF`).
+#: ``heap_ns`` are the floors the others are read against (:data:`tickpar.perf.predict.costs.FLOOR_OF`).
 _CALIBRATION_KEYS = ("mutex_ns", "barrier_ns", "message_ns", "event_ns", "tb_batch_ns", "tb_event_ns", "pingpong_ns",
                      "heap_ns")  # fmt: skip
 

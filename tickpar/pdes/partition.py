@@ -40,7 +40,7 @@ Methods:
     The cap of step 2 is ``max(ceil(total / parts * (1 + imbalance)), heaviest
     mandatory group)``: some imbalance is traded for a larger lookahead.
 
-:func:`pack_balanced` is the simpler rule the bounds (:mod:`tickpar.perf.bounds`) use:
+:func:`pack_balanced` is the simpler rule the bounds (:mod:`tickpar.perf.predict.bounds`) use:
 the mandatory groups of step 1 packed by LPT on the given weights, cut ignored.
 
 The result records the lookahead (smallest *positive* cut latency: what a

@@ -422,7 +422,7 @@ def main_snakemake(smk: Any) -> None:
     settings = smk.params.report
     df = aggregate(smk.params.manifest, bootstrap=settings["bootstrap"], confidence=settings["confidence"])
     if not df.empty:  # ideal_speedup, bound_speedup: from the shapes' bounds records (rules/bounds.smk)
-        from tickpar.perf.prediction import bound_columns
+        from tickpar.perf.predict.prediction import bound_columns
 
         df = bound_columns(df, list(getattr(smk.input, "bounds", [])))
     write_csv_atomic(df, smk.output.summary)

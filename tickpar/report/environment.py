@@ -14,7 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from tickpar.perf.costs import calibration_figures, cxx_calibration
+from tickpar.perf.predict.costs import calibration_figures, cxx_calibration
 from tickpar.report import engine_bench
 from tickpar.report.layout import CSS, draw_lines, draw_table, table_pages
 
@@ -72,7 +72,8 @@ def environment_rows(df: pd.DataFrame, extra: dict[str, Any] | None = None) -> l
 
 def calibration_rows(path: str | Path | None) -> list[tuple[str, str]]:
     """The native engine's calibration (``tickpar calibrate``, the cxx preset), each cost beside its floor
-    (:func:`~tickpar.perf.costs.calibration_figures`); none without the file (a sweep without the native engine)."""
+    (:func:`~tickpar.perf.predict.costs.calibration_figures`);
+    none without the file (a sweep without the native engine)."""
     if path is None or not Path(path).is_file():
         return []
     cal = cxx_calibration(path)

@@ -1,6 +1,6 @@
 """The model's validation error, recomputed from ``summary.csv`` and ``prediction.csv`` alone (``model_error.csv``).
 
-Nothing here reuses :mod:`tickpar.perf.prediction`'s join: the measured speedup of each point is taken
+Nothing here reuses :mod:`tickpar.perf.predict.prediction`'s join: the measured speedup of each point is taken
 again from the summary (counted cells only: verdict ``exact``, every timed run exact, not contended, the
 default interpreter; the median over seeds of ``loop_speedup``), the model from ``prediction.csv``'s
 ``model`` column, and ``rel_error = (model - measured) / measured`` computed anew.  Its ``max_disagreement``

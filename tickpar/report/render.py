@@ -1,7 +1,7 @@
 """The report: the answer page, captioned seaborn figures, findings, an environment page, an appendix, and a PDF.
 
 Everything is drawn from ``results/summary.csv`` (:mod:`tickpar.pipeline.aggregate`) and
-``results/prediction.csv`` (:mod:`tickpar.perf.prediction`), so a report can be
+``results/prediction.csv`` (:mod:`tickpar.perf.predict.prediction`), so a report can be
 rebuilt from the tables alone::
 
     python -m tickpar.report results/summary.csv --prediction results/prediction.csv \

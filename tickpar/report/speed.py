@@ -2,7 +2,7 @@
 
 Used by :mod:`tickpar.report` (pages ``speedup``, ``breakeven``, ``scaling``,
 the speedup table and the speed findings).  Inputs: ``results/summary.csv``
-and ``results/prediction.csv`` (:mod:`tickpar.perf.prediction`).
+and ``results/prediction.csv`` (:mod:`tickpar.perf.predict.prediction`).
 
 *Counted* points (:func:`counted`): a timed cell's speedup counts toward the
 study only if its run was exact and, where the summary has the timing
@@ -25,7 +25,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
-from tickpar.perf.tables import BOUND_TOLERANCE
+from tickpar.perf.predict.tables import BOUND_TOLERANCE
 from tickpar.plugins import BASELINE
 
 __all__ = [
@@ -352,7 +352,7 @@ def bound_defects(df: pd.DataFrame) -> pd.DataFrame:
     The bound is the zero-overhead limit under the strategy's own assignment, so such a cell is a
     defect (of the bound or of the measurement); a point above whose interval reaches the bound is the
     measurement's noise (a 1-worker cell against its bound of exactly 1), judged as the prediction table's
-    ``above_bound`` is (:data:`tickpar.perf.tables.BOUND_TOLERANCE`).  Columns ``where``, ``label``,
+    ``above_bound`` is (:data:`tickpar.perf.predict.tables.BOUND_TOLERANCE`).  Columns ``where``, ``label``,
     ``workers``, ``seed``, ``achieved`` (the point), ``bound``, ordered by how far above.
     """
     cols = ["where", "label", "workers", "seed", "achieved", "bound"]

@@ -1,9 +1,9 @@
 """The Python engine's cost microbenchmarks, measured in this process.
 
-Each returns seconds (or a table of them) that :mod:`tickpar.perf.costs` turns into a preset: the engine's
+Each returns seconds (or a table of them) that :mod:`tickpar.perf.predict.costs` turns into a preset: the engine's
 per-event cost, barrier rounds and window exchanges between ``P`` workers, messages, the work model's cost
 per call, the GIL's release threshold and hand-off, and tick-barrier's batch machinery.
-:func:`tickpar.perf.prediction.calibrate` gathers them into the ``here`` calibration record.
+:func:`tickpar.perf.predict.prediction.calibrate` gathers them into the ``here`` calibration record.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tickpar.kernel.eventq import EventQueue
 from tickpar.kernel.simloop import schedule_limit
 from tickpar.native.engine import TB_CALIBRATION_SHAPE
-from tickpar.perf.costs import OVERLAP_MIN_CPU
+from tickpar.perf.predict.costs import OVERLAP_MIN_CPU
 from tickpar.plugins import BASELINE
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def work_overlap(
         other.join()
         return (time.perf_counter() - started) / n
 
-    from tickpar.perf.probe import cpu_availability
+    from tickpar.host.probe import cpu_availability
 
     out: dict[str, list[float]] = {"call_us": [], "alone_s": [], "beside_s": [], "inflation": [], "cpu_available": []}
     for us in sizes_us:
@@ -195,8 +195,8 @@ def gil_handoff(
     import random
 
     from tickpar.host.affinity import gil_disabled, pinned, worker_cpus
+    from tickpar.host.probe import cpu_availability
     from tickpar.kernel.work import make_work
-    from tickpar.perf.probe import cpu_availability
 
     if gil_disabled():
         return {}
@@ -265,7 +265,7 @@ def tick_barrier_costs(repeats: int = 5) -> dict[str, Any]:
     sequential loop).  ``batch_s``: per parallel batch, the hand-off to the helper thread and back
     (threads against inline).  Best of ``repeats`` loops each; CPU availability probed around it.
     """
-    from tickpar.perf.probe import cpu_availability
+    from tickpar.host.probe import cpu_availability
     from tickpar.plugins.registry import get_registry
     from tickpar.runner import resolve_cell
 
@@ -311,7 +311,7 @@ def _exchange_rounds(transport: Any, peers: Sequence[int], rounds: int) -> float
 
 def measured_sync(exchange: Callable[[int], float], cores: int, tries: int = 3) -> dict[int, float]:
     """Seconds per window exchange at each ``P`` in ``2 .. cores`` (best of ``tries``; ``{1: 0.0}`` on one core):
-    the one Python sync calibration, which :func:`tickpar.perf.costs.fit_sync` fits (never oversubscribed)."""
+    the one Python sync calibration, which :func:`tickpar.perf.predict.costs.fit_sync` fits (never oversubscribed)."""
     return {p: min(exchange(p) for _ in range(tries)) for p in range(2, cores + 1)} or {1: 0.0}
 
 

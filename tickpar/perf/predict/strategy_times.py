@@ -1,7 +1,7 @@
 """Each strategy's time on one DAG under one preset: the bound (no overheads) and the model (with them).
 
 :func:`strategy_time` prices a strategy's actual assignment (split's queue lock, tick-barrier's bins,
-conservative's partition and windows) with :mod:`tickpar.perf.bounds`' structural models;
+conservative's partition and windows) with :mod:`tickpar.perf.predict.bounds`' structural models;
 :func:`provenance` says where each figure comes from.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tickpar.perf.bounds import (
+from tickpar.perf.predict.bounds import (
     adaptive_window_time,
     balanced_partition,
     critical_path,
@@ -22,8 +22,8 @@ from tickpar.perf.bounds import (
     tick_barrier_time,
     window_time,
 )
-from tickpar.perf.costs import OVERLAP_MIN_CPU, Overheads, Preset, cxx_costs
-from tickpar.perf.dag import Dag, record_dag
+from tickpar.perf.predict.costs import OVERLAP_MIN_CPU, Overheads, Preset, cxx_costs
+from tickpar.perf.predict.dag import Dag, record_dag
 from tickpar.plugins import BASELINE, LookaheadError, RunSpec
 
 __all__ = [
@@ -302,7 +302,8 @@ def provenance(
             "tick-barrier and conservative: the excess per gil-release call, by call size, that makes this model "
             "give the speedup the strategy's own 2-worker run measured on the calibration's PHOLD shape "
             "(HANDOFF_SHAPE, not a sweep or held-out shape; conservative's o_event from its own 1-worker run "
-            "there), tickpar.perf.handoff.thread_handoff; where present it replaces gil_handoff for that strategy)",
+            "there), "
+            "tickpar.perf.predict.handoff.thread_handoff; where present it replaces gil_handoff for that strategy)",
             "tick_barrier": f"calibration {calibration_file}: tick_barrier (tick_barrier_costs: the batch "
             "machinery per event, inline executor against the sequential loop, and the hand-off per parallel "
             "batch, threads against inline, on a work-free PHOLD shape of its own at P = 2; tick-barrier only)",

@@ -1,8 +1,8 @@
 """pyperf timing of cells: fresh processes, interleaved rounds, every timed run checked, contention measured.
 
 Two roles, each in a module of its own; this module holds the front ends (``tickpar time``, the pipeline's
-timing job, the pyperf script's entry point) and re-exports the public names of :mod:`~tickpar.perf.timing_worker`,
-:mod:`~tickpar.perf.timing_driver`, :mod:`~tickpar.perf.timing_rules` and :mod:`~tickpar.perf.probe`, which
+timing job, the pyperf script's entry point) and re-exports the public names of :mod:`~tickpar.perf.timing.worker`,
+:mod:`~tickpar.perf.timing.driver`, :mod:`~tickpar.perf.timing.rules` and :mod:`~tickpar.host.probe`, which
 were its own before (callers may keep importing them from here):
 
 * ``python -m tickpar.perf.timing CELL-OPTIONS [--golden F] [--runs-out F] [pyperf options]``
@@ -109,10 +109,10 @@ from typing import Any
 from tickpar.cellargs import cell_argv
 from tickpar.host.atomic import write_json_atomic
 from tickpar.host.orchestrator import paused
-from tickpar.perf.probe import (  # re-exported (module docstring)
+from tickpar.host.probe import (  # re-exported (module docstring)
     cpu_availability,
 )
-from tickpar.perf.timing_driver import (  # re-exported (module docstring)
+from tickpar.perf.timing.driver import (  # re-exported (module docstring)
     ONE_THREAD_ENV,
     SKIP_AFTER,
     TIMING_FORMAT,
@@ -124,7 +124,7 @@ from tickpar.perf.timing_driver import (  # re-exported (module docstring)
     values_for,
     write_fallback,
 )
-from tickpar.perf.timing_rules import (  # re-exported (module docstring)
+from tickpar.perf.timing.rules import (  # re-exported (module docstring)
     BASELINE_MAX_SPREAD,
     MAX_ROUND_SHIFT,
     MIN_CPU_AVAILABLE,
@@ -134,7 +134,7 @@ from tickpar.perf.timing_rules import (  # re-exported (module docstring)
     slow_rounds,
     summarize,
 )
-from tickpar.perf.timing_worker import (  # re-exported (module docstring)
+from tickpar.perf.timing.worker import (  # re-exported (module docstring)
     bench,
     worker_main,
 )
@@ -309,6 +309,3 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.argv[1:] = list(argv)
     worker_main()
 
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """Ideal speedups from the event DAG of a sequential run (docs/explanation/design.md §9).
 
-This module holds the structural bounds and their table; the DAG is :mod:`~tickpar.perf.dag`, the
-overheads :mod:`~tickpar.perf.costs` and the Python calibration :mod:`~tickpar.perf.calibrate`.  Their
-public names, once this module's, are re-exported here (``from tickpar.perf.bounds import Dag`` still works).
+This module holds the structural bounds and their table; the DAG is :mod:`~tickpar.perf.predict.dag`, the
+overheads :mod:`~tickpar.perf.predict.costs` and the Python calibration :mod:`~tickpar.perf.predict.calibrate`.  Their
+public names, once this module's, are re-exported here (``from tickpar.perf.predict.bounds import Dag`` still works).
 
 Recording
 ---------
@@ -139,13 +139,13 @@ import numpy as np
 import pandas as pd
 
 from tickpar.pdes.partition import pack_balanced
-from tickpar.perf.calibrate import (  # re-exported (module docstring)
+from tickpar.perf.predict.calibrate import (  # re-exported (module docstring)
     calibrate_barrier,
     calibrate_event_cost,
     measured_sync,
     thread_exchange,
 )
-from tickpar.perf.costs import (  # re-exported (module docstring)
+from tickpar.perf.predict.costs import (  # re-exported (module docstring)
     CALIBRATION_ENV,
     Overheads,
     calibration_figures,
@@ -155,7 +155,7 @@ from tickpar.perf.costs import (  # re-exported (module docstring)
     fit_sync,
     sync_cost,
 )
-from tickpar.perf.dag import (  # re-exported (module docstring)
+from tickpar.perf.predict.dag import (  # re-exported (module docstring)
     DAG_FORMAT,
     Dag,
     find_parents,
@@ -192,7 +192,7 @@ __all__ = [
     "window_time",
 ]
 BOUNDS = ("unconstrained", "component", "causal", "tick-barrier", "conservative")
-#: The bounds' presets, named as the prediction's (:data:`tickpar.perf.costs.PRESETS`) plus ``zero``;
+#: The bounds' presets, named as the prediction's (:data:`tickpar.perf.predict.costs.PRESETS`) plus ``zero``;
 #: ``calibrated`` is ``here``'s older name, still taken.
 OVERHEAD_PRESETS = ("here", "cxx", "zero", "calibrated")
 
@@ -202,8 +202,8 @@ def overheads(name: str, workers: Sequence[int] = (1,)) -> Overheads:
 
     ``here`` (``calibrated`` is its older name) is the prediction's ``here`` preset for threads: this
     process's per-event cost and its one sync calibration, window exchanges between ``P`` threads at
-    ``2 <= P <= cores`` fitted to ``a + b log2 P`` (:func:`tickpar.perf.calibrate.measured_sync`,
-    :func:`tickpar.perf.costs.sync_cost`).  ``workers``: unused (the fit covers every ``P``).
+    ``2 <= P <= cores`` fitted to ``a + b log2 P`` (:func:`tickpar.perf.predict.calibrate.measured_sync`,
+    :func:`tickpar.perf.predict.costs.sync_cost`).  ``workers``: unused (the fit covers every ``P``).
     """
     if name == "zero":
         return Overheads("zero", 0.0, 0.0)
@@ -657,7 +657,7 @@ def summary_text(dag: Dag, table: pd.DataFrame, costs: Overheads, calibration: M
     """A human-readable summary: one header line, the overheads, and speedup by workers x bound.
 
     ``calibration`` (``--overheads cxx``: the native engine's): its figures follow the bounds' parameters, each
-    beside its floor (:func:`~tickpar.perf.costs.calibration_figures`)."""
+    beside its floor (:func:`~tickpar.perf.predict.costs.calibration_figures`)."""
     spec = dag.meta.get("spec", {})
     ps = sorted(set(table["workers"].tolist()))
     if isinstance(costs.o_sync, dict) or callable(costs.o_sync):

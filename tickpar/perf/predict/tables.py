@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tickpar.perf.bounds import critical_path
-from tickpar.perf.costs import PRESET_ENGINE, PRESETS, preset
-from tickpar.perf.dag import Dag
-from tickpar.perf.model import (
+from tickpar.perf.predict.bounds import critical_path
+from tickpar.perf.predict.costs import PRESET_ENGINE, PRESETS, preset
+from tickpar.perf.predict.dag import Dag
+from tickpar.perf.predict.strategy_times import (
     MODELLED,
     PREDICT_WORKERS,
     least_cost_dag,
@@ -164,7 +164,7 @@ def _partition_key(strategy: str, variant: str, order: str) -> str:
 #: Strategies whose 1-worker run goes through the same per-event machinery as a parallel one, so that
 #: its loop time minus the sequential one's, per event, is their ``o_event`` (:func:`one_worker_fits`).
 #: Conservative runs one LP with its windows at P = 1.  Tick-barrier is not one: at P = 1 it serves every
-#: bin with the plain loop (:func:`tickpar.perf.bounds.tick_barrier_time`), which says nothing of the
+#: bin with the plain loop (:func:`tickpar.perf.predict.bounds.tick_barrier_time`), which says nothing of the
 #: per-event cost of a parallel batch; its ``o_event`` stays the calibration's.
 FITTED_FROM_ONE_WORKER = ("conservative",)
 #: ``(strategy, variant, order, work, engine)``: what a fit is keyed by.

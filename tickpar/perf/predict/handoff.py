@@ -4,18 +4,18 @@ Under the GIL a Python thread strategy's worker holds the GIL for an event's eng
 and drops it for the ``gil-release`` work call; at two workers each drop hands the GIL to the other
 worker, which must wake first (a futex wake of a halted vCPU), and what that costs depends on how long
 each side holds the GIL and sleeps, not on the call alone.  The generic calibration
-(:func:`tickpar.perf.prediction.gil_handoff`) underestimated what the sweep's own thread cells lost,
+(:func:`tickpar.perf.predict.prediction.gil_handoff`) underestimated what the sweep's own thread cells lost,
 because their workers hold the GIL longer per event than its loop does (the figures:
 docs/measurements/2026-12-06-code-comments.md; bench/gil_handoff.py).
 
 So each thread strategy is calibrated on its own runs, as tick-barrier's batch costs already are
-(:func:`tickpar.perf.prediction.tick_barrier_costs`): on :data:`HANDOFF_SHAPE`, a PHOLD shape that the
+(:func:`tickpar.perf.predict.prediction.tick_barrier_costs`): on :data:`HANDOFF_SHAPE`, a PHOLD shape that the
 sweep does not have, at each call size of :data:`HANDOFF_CALLS_US`, the strategy's 2-worker loop and the
 sequential loop are timed (best of ``repeats``, in this process), the shape's DAG is recorded, and the
-excess per call is what makes the model (:func:`tickpar.perf.prediction.strategy_time`, the same
+excess per call is what makes the model (:func:`tickpar.perf.predict.prediction.strategy_time`, the same
 function that predicts the sweep) give the measured speedup: solved by bisection, 0 where the model
 without any excess is already at or below it.  Conservative's ``o_event`` is fitted on the same shape
-from its own 1-worker run, as :func:`tickpar.perf.prediction.one_worker_fits` fits it on the sweep's base
+from its own 1-worker run, as :func:`tickpar.perf.predict.prediction.one_worker_fits` fits it on the sweep's base
 shapes.  Never fitted on a run the model predicts: the sweep's shapes and the held-out shapes differ
 from this one.
 """
@@ -82,8 +82,9 @@ def thread_handoff(
 ) -> dict[str, Any]:
     """Per thread strategy and call size, the excess per GIL-releasing call that its own 2-worker runs show.
 
-    ``calibration``: the rest of the ``here`` calibration (:func:`tickpar.perf.prediction.calibrate`), whose
-    costs price the model being solved; ``model``: :mod:`tickpar.perf.prediction`'s ``least_cost_dag``, ``preset``
+    ``calibration``: the rest of the ``here`` calibration (:func:`tickpar.perf.predict.prediction.calibrate`), whose
+    costs price the model being solved; ``model``:
+    :mod:`tickpar.perf.predict.prediction`'s ``least_cost_dag``, ``preset``
     and ``strategy_time`` by name.  Returns ``{"shape", "call_us", "cpu_available", "strategies":
     {strategy: {"excess_s", "measured_speedup", "model_free_speedup", "o_event_s", "options", "order"}}}``;
     empty where the GIL is off (no hand-off) or with fewer than 2 usable CPUs.
@@ -93,12 +94,12 @@ def thread_handoff(
     import numpy as np
 
     from tickpar.host.affinity import gil_disabled
-    from tickpar.perf.probe import cpu_availability
+    from tickpar.host.probe import cpu_availability
     from tickpar.plugins import BASELINE
     from tickpar.plugins.registry import get_registry
     from tickpar.runner import resolve_cell
 
-    # The model's functions come from the caller (tickpar.perf.prediction.calibrate): no import cycle.
+    # The model's functions come from the caller (tickpar.perf.predict.prediction.calibrate): no import cycle.
     least_cost_dag, preset, strategy_time = model["least_cost_dag"], model["preset"], model["strategy_time"]
 
     if gil_disabled() or len(os.sched_getaffinity(0)) < 2:

@@ -1,7 +1,7 @@
 """The CPU-availability probe: a short spin on each usable core, the share of the wall time it got.
 
-The timing driver (:mod:`tickpar.perf.timing_driver`) probes before and after every timed round, and the
-calibrations (:mod:`tickpar.perf.calibrate`) around each measurement, to tell the machine's load from
+The timing driver (:mod:`tickpar.perf.timing.driver`) probes before and after every timed round, and the
+calibrations (:mod:`tickpar.perf.predict.calibrate`) around each measurement, to tell the machine's load from
 what they measure.
 """
 

@@ -1,7 +1,7 @@
 """The timing driver's rules: which rounds are contended, unstable or slow, and the statistics of a cell.
 
 Pure functions of a record's rounds (no processes started), so each rule is tested on its own; the
-driver (:mod:`tickpar.perf.timing_driver`) applies them.  :mod:`tickpar.perf.timing` explains why each rule.
+driver (:mod:`tickpar.perf.timing.driver`) applies them.  :mod:`tickpar.perf.timing` explains why each rule.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The event DAG of a sequential run: recording it, its parent links, its table (docs/explanation/design.md §9).
 
 :func:`record_dag` runs a spec sequentially and returns a :class:`Dag`, one row per processed event;
-:mod:`tickpar.perf.bounds` describes the columns and the bounds computed from it.
+:mod:`tickpar.perf.predict.bounds` describes the columns and the bounds computed from it.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class Dag:
 
         A DAG recorded with ``work=none`` holds the engine's and the handlers'
         cost alone; ``per_call_s + per_us_s * work_us`` per call is what the
-        work model charges (calibrated once, :mod:`tickpar.perf.prediction`), so one
+        work model charges (calibrated once, :mod:`tickpar.perf.predict.prediction`), so one
         recording serves every ``work_us`` of a shape family.
         """
         events = self.events.copy()

@@ -19,9 +19,9 @@ from typing import Any
 
 from tickpar.host.affinity import PIN_ENV
 from tickpar.host.atomic import read_json_object, write_json_atomic
+from tickpar.host.probe import cpu_availability
 from tickpar.host.procgroup import kill_group
-from tickpar.perf.probe import cpu_availability
-from tickpar.perf.timing_rules import (
+from tickpar.perf.timing.rules import (
     BASELINE_MAX_SPREAD,
     MAX_ROUND_SHIFT,
     MIN_CPU_AVAILABLE,
@@ -56,9 +56,9 @@ ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_
 
 
 def _tail(text: str, lines: int = 3) -> str:
-    """The worker's own last words (:data:`~tickpar.perf.timing_worker.STOP_PREFIX`) where it said any, else the
+    """The worker's own last words (:data:`~tickpar.perf.timing.worker.STOP_PREFIX`) where it said any, else the
     output's last ``lines`` lines."""
-    from tickpar.perf.timing_worker import STOP_PREFIX
+    from tickpar.perf.timing.worker import STOP_PREFIX
 
     rows = [r.strip() for r in text.strip().splitlines() if r.strip()]
     own = [r.removeprefix(STOP_PREFIX).strip() for r in rows if r.startswith(STOP_PREFIX)]

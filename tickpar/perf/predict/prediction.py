@@ -1,13 +1,14 @@
 """Cost presets, each strategy's bound and its predicted scaling, per workload shape (docs/explanation/design.md §9).
 
 This module holds the ``here`` calibration record (:func:`calibrate`) and the command line
-(``python -m tickpar.perf.prediction calibrate|shape|table``); the work is done in
-:mod:`~tickpar.perf.costs` (presets), :mod:`~tickpar.perf.calibrate` (microbenchmarks),
-:mod:`~tickpar.perf.model` (strategy times) and :mod:`~tickpar.perf.tables` (records and tables), whose
+(``python -m tickpar.perf.predict.prediction calibrate|shape|table``); the work is done in
+:mod:`~tickpar.perf.predict.costs` (presets), :mod:`~tickpar.perf.predict.calibrate` (microbenchmarks),
+:mod:`~tickpar.perf.predict.strategy_times` (strategy times) and
+:mod:`~tickpar.perf.predict.tables` (records and tables), whose
 public names, once this module's, are re-exported here.
 
 One event DAG per shape (and order) is recorded with *metered* work
-(:func:`tickpar.perf.bounds.record_dag`, ``meter_work=True``: the engine and handler
+(:func:`tickpar.perf.predict.bounds.record_dag`, ``meter_work=True``: the engine and handler
 cost of each event, and the ``work_us`` it asked for), so a shape costs one
 work-free sequential run whatever its ``work_us``.  A cost preset turns it into
 seconds:
@@ -29,13 +30,13 @@ seconds:
     backend the GIL serialises everything but GIL-releasing work, so a
     threads run also takes at least the sum of the engine costs plus
     ``o_event`` per event (plus the work under ``gil-hold``).
-``cxx`` (the native C++ engine's costs, :func:`tickpar.perf.bounds.cxx_costs`: a ``tickpar calibrate`` file)
+``cxx`` (the native C++ engine's costs, :func:`tickpar.perf.predict.bounds.cxx_costs`: a ``tickpar calibrate`` file)
     engine cost per event replaced by the native engine's, work as requested, no GIL.
 
 Per strategy (:func:`strategy_time`): ``sequential`` is the reference (1);
 ``split`` pops every event under one queue lock (``max(work / P, events *
 o_event)``); ``tick-barrier`` and ``conservative`` (``sync=window`` or
-``null-message``, ``P`` LPs) are :mod:`tickpar.perf.bounds`' structural models
+``null-message``, ``P`` LPs) are :mod:`tickpar.perf.predict.bounds`' structural models
 (tick-barrier groups by component, also for ``lock_key=name``, which is exact
 only where names and components coincide).
 Two things, never confused (docs/explanation/design.md §9):
@@ -59,7 +60,7 @@ summary has it.  ``ideal_speedup`` is the unconstrained critical-path bound,
 
 Fitted and calibrated beyond that (issue #17): conservative's ``o_event`` from its own 1-worker runs
 (:func:`one_worker_fits`; a workload without such a run borrows another's,
-:func:`~tickpar.perf.tables.fits_for`; the table step prices the model again from the DAGs each shape
+:func:`~tickpar.perf.predict.tables.fits_for`; the table step prices the model again from the DAGs each shape
 record keeps, :func:`model_rows`), the GIL-release hash size (``gil_release_bytes``, measured) and, on threads
 at ``P >= 2``, what two threads lose to the GIL's hand-offs per GIL-releasing call (``gil_handoff``:
 added to each thread's time, half of it to the GIL floor; older calibrations: the two-thread work
@@ -84,7 +85,7 @@ import pandas as pd
 
 from tickpar.host.atomic import write_json_atomic
 from tickpar.kernel.work import calibrate as work_rate
-from tickpar.perf.calibrate import (
+from tickpar.perf.predict.calibrate import (
     calibrate_event_cost,
     gil_handoff,
     gil_release_bytes,
@@ -97,14 +98,14 @@ from tickpar.perf.calibrate import (
     work_cost,
     work_overlap,
 )
-from tickpar.perf.costs import (  # re-exported (module docstring)
+from tickpar.perf.predict.costs import (  # re-exported (module docstring)
     BACKENDS,
     PRESETS,
     Preset,
     fit_sync,
     preset,
 )
-from tickpar.perf.model import (  # re-exported (module docstring)
+from tickpar.perf.predict.strategy_times import (  # re-exported (module docstring)
     MODELLED,
     PREDICT_WORKERS,
     least_cost_dag,
@@ -112,7 +113,7 @@ from tickpar.perf.model import (  # re-exported (module docstring)
     strategy_partition,
     strategy_time,
 )
-from tickpar.perf.tables import (  # re-exported (module docstring)
+from tickpar.perf.predict.tables import (  # re-exported (module docstring)
     BOUND_TOLERANCE,
     PREDICTION_COLUMNS,
     SHAPE_FORMAT,
@@ -196,7 +197,7 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
         "o_msg_s": {"threads": msg_threads, "processes": msg_pickled, "mpi": msg_pickled},
     }
     if "gil-release" in work_modes and cores >= 2:
-        from tickpar.perf.handoff import thread_handoff
+        from tickpar.perf.predict.handoff import thread_handoff
 
         # Each thread strategy's own hand-off excess per call, solved against the model priced by the rest.
         model = {"least_cost_dag": least_cost_dag, "preset": preset, "strategy_time": strategy_time}
@@ -208,7 +209,7 @@ def calibrate(cores: int | None = None, work_modes: Iterable[str] = ("gil-releas
 
 # -- command line (the pipeline's rules/bounds.smk) ---------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tickpar.perf.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
+    """``python -m tickpar.perf.predict.prediction calibrate|shape|table ...`` (see ``--help``); exit 2 on bad input."""
     import argparse
     import sys
 
@@ -216,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tickpar.plugins.registry import PluginError
     from tickpar.runner import resolve_cell
 
-    parser = argparse.ArgumentParser(prog="python -m tickpar.perf.prediction", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tickpar.perf.predict.prediction",
+                                     description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     cal = sub.add_parser("calibrate", help="measure the 'here' preset's costs once per sweep")
     cal.add_argument("--cores", type=int, default=None, help="largest P to measure sync at (default: usable cores)")
@@ -261,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except Exception as exc:  # recorded, like a crashed cell: the sweep goes on without this shape's bounds
                 record = {"format": SHAPE_FORMAT, "workload": args.workload, "shape": args.shape,
                           "error": f"{type(exc).__name__}: {exc}", "ideal": [], "rows": []}  # fmt: skip
-                print(f"tickpar.perf.prediction: {args.workload}/{args.shape}: {record['error']}", file=sys.stderr)
+                print(f"tickpar.perf.predict.prediction: {args.workload}/{args.shape}: {record['error']}",
+                      file=sys.stderr)
             write_json_atomic(args.out, record, default=float)
         else:
             summary = pd.read_csv(args.summary) if Path(args.summary).exists() else pd.DataFrame()
@@ -269,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             out.to_csv(args.out, index=False)
     except (ValueError, OSError, ParamError, PluginError) as exc:
-        print(f"tickpar.perf.prediction: error: {exc}", file=sys.stderr)
+        print(f"tickpar.perf.predict.prediction: error: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -1,10 +1,10 @@
 """Cost presets and where their figures come from: the overheads a parallel engine adds, per preset.
 
 :class:`Overheads` (``o_event``, ``o_sync(P)``, ``o_msg``) prices the structural bounds
-(:mod:`tickpar.perf.bounds`); :class:`Preset` adds the work model and the GIL for the strategy model
-(:mod:`tickpar.perf.model`).  The sync cost is one function, :func:`sync_cost` (``a + b * log2 P``).
+(:mod:`tickpar.perf.predict.bounds`); :class:`Preset` adds the work model and the GIL for the strategy model
+(:mod:`tickpar.perf.predict.strategy_times`).  The sync cost is one function, :func:`sync_cost` (``a + b * log2 P``).
 The ``cxx`` preset reads the native engine's calibration file (:func:`cxx_costs`); the Python
-figures are measured by :mod:`tickpar.perf.calibrate`.
+figures are measured by :mod:`tickpar.perf.predict.calibrate`.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ class Overheads:
     """Per-event cost ``o_event``, per-synchronisation cost ``o_sync`` and per-message cost ``o_msg`` (seconds).
 
     ``o_sync`` is one number, or a table by worker count (calibrated), or a
-    function of the worker count (a fitted model, :mod:`tickpar.perf.prediction`).
+    function of the worker count (a fitted model, :mod:`tickpar.perf.predict.prediction`).
     ``o_msg`` is paid by the receiving LP for each event that crosses LPs.
     """
 
@@ -236,7 +236,8 @@ class Preset:
     thread); empty: not measured (:attr:`work_overlap` stands in)."""
     thread_excess: tuple[tuple[float, float], ...] = ()
     """Threads under the GIL, one strategy: ``(call µs, seconds)`` pairs: the excess per GIL-releasing call that
-    the strategy's own 2-worker runs on the calibration shape show (:func:`tickpar.perf.handoff.thread_handoff`);
+    the strategy's own 2-worker runs on the calibration shape show
+    (:func:`tickpar.perf.predict.handoff.thread_handoff`);
     where non-empty it replaces :attr:`gil_excess`, priced the same way; empty: not calibrated for it."""
     tb_event_s: float = 0.0
     """Tick-barrier, ``P >= 2``: its batch machinery's own cost per event of a parallel batch (grouping,
@@ -308,7 +309,7 @@ def preset(
     if name != "here":
         raise ValueError(f"preset {name!r} is not allowed: one of {', '.join(PRESETS)}")
     if calibration is None:
-        raise ValueError("preset 'here' needs a calibration (tickpar.perf.prediction.calibrate)")
+        raise ValueError("preset 'here' needs a calibration (tickpar.perf.predict.prediction.calibrate)")
     a, b = calibration["sync_model"][backend]
     sync = sync_cost(a, b)
     costs = Overheads("here", calibration["o_event_s"], sync, calibration["o_msg_s"][backend])
