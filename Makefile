@@ -15,7 +15,9 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 # (it would add its install time to the default sweep's 10-minute budget).
 TEST_STAMP := $(VENV)/.installed-test
 
-$(STAMP): pyproject.toml setup.py native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) $(wildcard native/tickpar_native/*.py)
+$(STAMP): pyproject.toml setup.py native/pyproject.toml native/CMakeLists.txt $(wildcard native/src/*) \
+		$(wildcard native/src/strategies/*) $(wildcard native/include/tickpar/*) $(wildcard native/tickpar_native/*.py) \
+		$(wildcard strategies/*.cpp)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[bench]"
@@ -26,8 +28,10 @@ $(TEST_STAMP): $(STAMP)
 	TICKPAR_PURE=1 $(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(TEST_STAMP)
 
-# The native engine alone (C++20, scikit-build-core + nanobind from PyPI): `make native`.
+# The native engine alone (C++20, scikit-build-core + nanobind from PyPI): `make native`; then every native
+# strategy plugin the registry finds (strategies/*.cpp, TICKPAR_PLUGINS folders) that is not built yet.
 native: $(STAMP)
+	$(BIN)/python -m tickpar build-native
 
 # `make report CONFIG=config/full.yaml` runs another sweep; SMK="..." passes more Snakemake options.
 CONFIG ?= config/config.yaml

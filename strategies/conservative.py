@@ -164,6 +164,7 @@ def plan_for(model: Model, spec: RunSpec, workers: int, options: dict[str, Any])
 class Conservative(Strategy):
     name = "conservative"
     summary = "LPs with own queues and lookahead: window barriers (YAWNS, gem5 quantum) or null messages (CMB)"
+    engines = ("python", "native")  # the native engine has it built in (native/src)
     options = {
         "sync": Param(str, "window", "window (barrier every lookahead) or null-message (Chandy-Misra-Bryant)",
                       choices=CONSERVATIVE_SYNCS),

@@ -101,6 +101,7 @@ def quantum_ticks(options: dict[str, Any], lookahead: int | None) -> int | None:
 class Quantum(Strategy):
     name = "quantum"
     summary = "gem5 sim_quantum: a queue per worker, barrier every quantum; beyond the lookahead, late events clamp"
+    engines = ("python", "native")  # the native engine has it built in (native/src)
     options = {
         "quantum": Param(int, None, "ticks per quantum (or give quantum_ratio; not both)", min=1, nullable=True),
         "quantum_ratio": Param(

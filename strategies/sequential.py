@@ -34,6 +34,7 @@ from tickpar.verify.oracle import collect
 class Sequential(Strategy):
     name = "sequential"
     summary = "gem5's serviceOne loop on one queue, one event at a time: the reference"
+    engines = ("python", "native")  # the native engine has it built in (native/src)
     options = {
         "checks": Param(bool, True, "keep gem5's schedule/reschedule assertions (false: count violations)"),
     }

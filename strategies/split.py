@@ -285,6 +285,7 @@ def _threads(
 class Split(Strategy):
     name = "split"
     summary = "the research prototype: N workers pop under a queue lock, execute under a name/component mutex"
+    engines = ("python", "native")  # the native engine has it built in (native/src)
     options = {
         "lock_key": Param(
             str, "name", "mutex per event name (the prototype) or per component", choices=("name", "component")

@@ -488,6 +488,7 @@ class _Runner:
 class TickBarrier(Strategy):
     name = "tick-barrier"
     summary = "the head (when, priority) bin in parallel, one group per component, barrier before time advances"
+    engines = ("python", "native")  # the native engine has it built in (native/src)
     options = {
         "lock_key": Param(
             str,

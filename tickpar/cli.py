@@ -104,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
     p_cal = sub.add_parser("calibrate", help="measure the native engine's primitive costs (the cxx preset's figures)")
     p_cal.add_argument("--out", help="write the JSON to FILE (default: print it)")
     p_cal.add_argument("--budget", type=float, default=1.0, help="seconds per measurement, roughly (default 1)")
+    p_bn = sub.add_parser(
+        "build-native",
+        help="build native strategy plugins (.cpp) against the native engine's API: the given files or folders, "
+        "default every one the registry finds (strategies/, TICKPAR_PLUGINS)",
+    )
+    p_bn.add_argument("paths", nargs="*", help="plugin .cpp files or folders holding them")
+    p_bn.add_argument("--force", action="store_true", help="rebuild even where a current build exists")
     return parser
 
 
@@ -137,6 +144,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{kind}:")
         for name, entry in info[kind].items():
             print(f"  {name}: {entry['summary']}")
+            if "engines" in entry:
+                print(f"      engines: {', '.join(entry['engines'])}")
             for pname, spec in entry[key].items():
                 extra = ""
                 if "choices" in spec:
@@ -497,6 +506,35 @@ def cmd_time(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
 
 
+def cmd_build_native(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tickpar import native
+    from tickpar.native.plugins import build, is_native_plugin
+    from tickpar.plugins.native_declaration import read_declaration
+
+    native.require()
+    sources: list[Path] = []
+    for item in args.paths:
+        path = Path(item)
+        if path.is_dir():
+            sources.extend(sorted(p for p in path.glob("*.cpp") if not p.name.startswith("_")))
+        elif path.is_file() and path.suffix == ".cpp":
+            sources.append(path)
+        else:
+            raise CLIError(f"build-native: {item} is not allowed: a .cpp file or a folder holding some")
+    if not args.paths:
+        sources = [Path(cls.native_source) for cls in get_registry().strategies.values() if is_native_plugin(cls)]
+    if not sources:
+        print("tickpar: no native strategy plugin to build (strategies/*.cpp, TICKPAR_PLUGINS, or give paths)")
+        return EXIT_OK
+    for source in sources:
+        declaration, _raw = read_declaration(source)  # a bad declaration: one line, before compiling
+        library = build(source, force=args.force, quiet=True)
+        print(f"{declaration['name']}: {source} -> {library}")
+    return EXIT_OK
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from tickpar import native
     from tickpar.runner import write_json_atomic
@@ -523,6 +561,7 @@ _DISPATCH: dict[str, Callable[[argparse.Namespace], int]] = {
     "time": cmd_time,
     "bounds": cmd_bounds,
     "calibrate": cmd_calibrate,
+    "build-native": cmd_build_native,
     "trace-profile": cmd_trace_profile,
     "trace-fit": cmd_trace_fit,
 }

@@ -125,6 +125,9 @@ def resolve_cell(
     registry = get_registry()
     workload_cls = registry.workload(workload)
     strategy_cls = registry.strategy(strategy)
+    if engine not in strategy_cls.engines:
+        raise ParamError(f"strategy {strategy} does not run on the {engine} engine: it runs on "
+                         f"{', '.join(strategy_cls.engines)} (--engine)")  # fmt: skip
     if order not in ORDERS:
         raise ParamError(f"order {order!r} is not allowed: choose one of {', '.join(ORDERS)}")
     if work not in WORK_MODES:

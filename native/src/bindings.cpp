@@ -4,9 +4,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <stdexcept>
+#include <dlfcn.h>
 
-#include "engine.hpp"
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "tickpar/strategy.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -101,6 +105,8 @@ static nb::object failure_dict(const tp::Failure& f) {
   return out;
 }
 
+static nb::dict result_dict(const tp::Result& r);
+
 static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int workers, const std::string& order,
                        bool checks, bool trace, const std::string& lock_key, int min_parallel,
                        const std::vector<int32_t>& lp_of, int64_t lookahead, int64_t quantum, const std::string& late,
@@ -150,6 +156,10 @@ static nb::dict run_py(const tp::Dag& dag, const std::string& strategy, int work
     nb::gil_scoped_release release;
     r = tp::run(dag, o);
   }
+  return result_dict(r);
+}
+
+static nb::dict result_dict(const tp::Result& r) {
   nb::dict out;
   out["counts"] = raw(r.counts);
   out["last_when"] = raw(r.last_when);
@@ -212,6 +222,80 @@ static uint64_t digest_trace(const Arr<int64_t>& when, const Arr<int32_t>& prio,
   return d;
 }
 
+
+// -- native strategy plugins (tickpar/strategy.hpp: TICKPAR_NATIVE_STRATEGY) --------------------------------------
+struct LoadedPlugin {
+  tp::PluginDeclarationFn declaration = nullptr;
+  tp::PluginApiFn api = nullptr;
+  tp::PluginRunFn run = nullptr;
+};
+
+// A plugin library, loaded once per process (a library stays loaded: its code may still run on the pool's threads).
+static const LoadedPlugin& load_plugin(const std::string& path) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, LoadedPlugin> loaded;
+  std::lock_guard<std::mutex> g(mu);
+  auto it = loaded.find(path);
+  if (it != loaded.end()) return it->second;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    throw std::runtime_error("cannot load " + path + ": " + (why ? why : "dlopen failed"));
+  }
+  LoadedPlugin p;
+  p.declaration = reinterpret_cast<tp::PluginDeclarationFn>(dlsym(handle, "tickpar_strategy_declaration"));
+  p.api = reinterpret_cast<tp::PluginApiFn>(dlsym(handle, "tickpar_strategy_api"));
+  p.run = reinterpret_cast<tp::PluginRunFn>(dlsym(handle, "tickpar_strategy_run"));
+  if (p.declaration == nullptr || p.api == nullptr || p.run == nullptr) {
+    dlclose(handle);
+    throw std::runtime_error(path + " is not a tickpar native strategy: it exports no tickpar_strategy_run "
+                             "(end its source with TICKPAR_NATIVE_STRATEGY(declaration, function))");
+  }
+  return loaded.emplace(path, p).first->second;
+}
+
+static nb::dict plugin_info(const std::string& path) {
+  const LoadedPlugin& p = load_plugin(path);
+  nb::dict out;
+  out["declaration"] = std::string(p.declaration());
+  out["api_digest"] = std::string(p.api());
+  return out;
+}
+
+static nb::dict run_plugin_py(const std::string& path, const tp::Dag& dag, const std::string& name, int workers,
+                              const std::string& order, bool checks, bool trace,
+                              const std::vector<std::string>& option_names,
+                              const std::vector<std::string>& option_values, double spin_per_us, int replays,
+                              double stall_s) {
+  const LoadedPlugin& p = load_plugin(path);
+  std::string api = p.api();
+  if (api != TICKPAR_API_DIGEST)
+    throw std::runtime_error(path + " was built against API " + api + ", this engine has " + TICKPAR_API_DIGEST +
+                             ": rebuild it (tickpar build-native)");
+  if (option_names.size() != option_values.size())
+    throw std::invalid_argument("option_names and option_values differ in length");
+  if (order != "gem5" && order != "canonical") throw std::invalid_argument("order must be gem5 or canonical");
+  if (workers < 1) throw std::invalid_argument("workers must be >= 1");
+  if (replays < 1)
+    throw std::invalid_argument("replays=" + std::to_string(replays) + " is not allowed: it must be >= 1");
+  tp::Options o;
+  o.strategy = name;
+  o.workers = workers;
+  o.canonical = order == "canonical";
+  o.checks = checks;
+  o.trace = trace;
+  o.stall_s = stall_s;
+  o.replays = replays;
+  for (size_t i = 0; i < option_names.size(); ++i) o.plugin_options.push_back({option_names[i], option_values[i]});
+  tp::Result r;
+  {
+    nb::gil_scoped_release release;
+    o.spin_per_us = spin_per_us > 0 ? spin_per_us : tp::spin_rate();  // the engine's rate: the plugin never calibrates
+    p.run(&dag, &o, &r);
+  }
+  return result_dict(r);
+}
+
 NB_MODULE(_engine, m) {
   m.doc() = "tickpar's native engine: replays a recorded event DAG with gem5's semantics on std::threads";
   nb::class_<tp::Dag>(m, "Dag")
@@ -261,6 +345,15 @@ NB_MODULE(_engine, m) {
       "budget_s"_a = 1.0, "The primitives' costs on this machine (mutex, barrier, message, event, spin accuracy).");
   m.def("digest_trace", &digest_trace, "when"_a, "prio"_a, "name"_a,
         "The per-component digest of a trace of (when, priority, name id) records, as the engine folds it.");
+  m.def("plugin_info", &plugin_info, "path"_a,
+        "Load a native strategy plugin library; its declaration (JSON text) and the API digest it was built against.");
+  m.def("run_plugin", &run_plugin_py, "path"_a, "dag"_a, "name"_a, "workers"_a, "order"_a, "checks"_a, "trace"_a,
+        "option_names"_a, "option_values"_a, "spin_per_us"_a = 0.0, "replays"_a = 1, "stall_s"_a = 30.0,
+        "Replay `dag` under the native strategy plugin at `path` (the GIL is released while it runs).");
+  m.attr("API_DIGEST") = TICKPAR_API_DIGEST;
+  nb::list builtins;
+  for (const auto& s : tp::builtin_strategies()) builtins.append(s.name);
+  m.attr("BUILTIN_STRATEGIES") = builtins;
   m.attr("SCHEDULE") = int(tp::SCHEDULE);
   m.attr("RESCHEDULE") = int(tp::RESCHEDULE);
   m.attr("RESCHEDULE_ALWAYS") = int(tp::RESCHEDULE_ALWAYS);

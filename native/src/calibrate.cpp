@@ -14,7 +14,7 @@
 #include <sched.h>
 #endif
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 namespace tp {
 namespace {

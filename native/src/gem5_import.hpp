@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 #ifdef TICKPAR_HAVE_ZLIB
 #include <zlib.h>

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 namespace tp {
 

@@ -1,8 +1,8 @@
 // Conservative (window, null messages) and quantum: LPs with their own queues.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
+// Internal to engine.cpp (an anonymous namespace), on the public API (tickpar/strategy.hpp).
 #pragma once
 
-#include "engine.hpp"
+#include "tickpar/strategy.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include "sequential.hpp"
 
 namespace tp {
 namespace {

@@ -1,8 +1,8 @@
 // The split strategy: every worker pops from the one queue under its lock (the prototype).
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
+// Internal to engine.cpp (an anonymous namespace), on the public API (tickpar/strategy.hpp).
 #pragma once
 
-#include "engine.hpp"
+#include "tickpar/strategy.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include "sequential.hpp"
 
 namespace tp {
 namespace {

@@ -29,6 +29,9 @@ stealing whole LPs (``native/src/adaptive.hpp``); ``"static"``, the default, run
 ``lps``, ``reassignments``, ``stolen_lps``, ``imbalance_per_window`` (per window, the busiest worker's time over
 the mean) and its ``imbalance_mean``, ``imbalance_max`` and ``imbalance_loop``.
 
+:func:`run_plugin` runs a native strategy plugin's library (``include/tickpar/strategy.hpp``, the public API that
+the built-in sequential and tick-barrier are written on; ``include_dir`` below holds it, installed) the same way.
+
 ``replays=N`` replays the DAG N times in the one call (the worker threads stay up between replays), so
 that a timed call is long against the call itself; ``stats["loop_s"]`` is then the mean loop per replay.
 Every replay must give the first one's result: the first replay that does not is returned instead, with a
@@ -81,6 +84,7 @@ __all__ = [
     "digest_trace",
     "make_dag",
     "run",
+    "run_plugin",
     "set_spin_rate",
     "spin",
     "spin_rate",
@@ -88,7 +92,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-STRATEGIES = ("sequential", "split", "tick-barrier", "conservative", "quantum")
+STRATEGIES = tuple(_engine.BUILTIN_STRATEGIES)  # the engine's built-in strategies, as it registered them
 NO_SOURCE = -(1 << 63)  # the C++ side's "no source key"
 
 
@@ -203,7 +207,7 @@ def run(
     """Replay ``dag`` under ``strategy`` with ``workers`` threads; see the module docstring."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy {strategy!r} is not native: choose one of {', '.join(STRATEGIES)}")
-    out = _engine.run(
+    return _replay(_engine.run(
         dag,
         strategy,
         int(workers),
@@ -223,7 +227,32 @@ def run(
         float(batch_event_ns),
         schedule,
         0 if lps is None else int(lps),
-    )
+    ))
+
+
+def run_plugin(
+    path: str,
+    dag: Dag,
+    name: str,
+    workers: int = 1,
+    *,
+    order: str = "gem5",
+    checks: bool = True,
+    trace: bool = False,
+    options: dict[str, str] | None = None,
+    spin_per_us: float = 0.0,
+    replays: int = 1,
+    stall_s: float = 30.0,
+) -> Replay:
+    """Replay ``dag`` under the native strategy plugin library at ``path`` (``name``: its declared name), with its
+    own ``options`` as text (``include/tickpar/strategy.hpp``: option_int, option_bool, ...)."""
+    given = dict(options or {})
+    out = _engine.run_plugin(str(path), dag, name, int(workers), order, bool(checks), bool(trace), list(given),
+                             [str(v) for v in given.values()], float(spin_per_us), int(replays), float(stall_s))
+    return _replay(out)
+
+
+def _replay(out: dict[str, Any]) -> Replay:
     return Replay(
         counts=np.frombuffer(out["counts"], dtype=np.int64),
         last_when=np.frombuffer(out["last_when"], dtype=np.int64),

@@ -27,10 +27,12 @@ from functools import lru_cache
 from typing import Any
 
 from tickpar.kernel.params import ParamError
+from tickpar.native.plugins import is_native_plugin, library_for, run_options
 from tickpar.native.record import RecordedDag, record
 from tickpar.pdes.adaptive import fine_plan, lps_max_of, schedule_of
 from tickpar.pdes.plan import DEFAULT_PARTITION_WEIGHTS, make_plan, partition_weights, partition_window_loads
 from tickpar.plugins import RunSpec, base_stats
+from tickpar.plugins.registry import get_registry
 from tickpar.verify.oracle import OracleRecord, global_digest
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "check_native_cell",
     "engine_args",
     "native_golden",
+    "plugin_class",
     "python_takes",
     "replays_for",
     "require",
@@ -95,8 +98,12 @@ def require(strategy: str | None = None, options: dict[str, Any] | None = None) 
     if strategy is None:
         return
     if strategy not in NATIVE_STRATEGIES:
+        if plugin_class(strategy) is not None:
+            return  # its options are its declaration's, checked by the registry's Params (run_options)
+        plugins = sorted(name for name, cls in get_registry().strategies.items() if is_native_plugin(cls))
         raise ParamError(
-            f"strategy {strategy} has no native implementation: --engine native takes {', '.join(NATIVE_STRATEGIES)}"
+            f"strategy {strategy} has no native implementation: --engine native takes "
+            f"{', '.join([*NATIVE_STRATEGIES, *plugins])}"
         )
     for option, value in NOT_TAKEN.get(strategy, {}).items():
         if options is not None and option in options and options[option] != value:
@@ -104,6 +111,12 @@ def require(strategy: str | None = None, options: dict[str, Any] | None = None) 
                 f"strategy {strategy} option {option}={options[option]} is not taken by the native engine "
                 f"(it runs {option}={value})"
             )
+
+
+def plugin_class(strategy: str) -> type[Any] | None:
+    """The strategy class of a native plugin named ``strategy`` (None: not one)."""
+    cls = get_registry().strategies.get(strategy)
+    return cls if cls is not None and is_native_plugin(cls) else None
 
 
 def python_takes(strategy: str, options: dict[str, Any]) -> bool:
@@ -282,6 +295,13 @@ def run_native(
     started = time.perf_counter()
     rec, dag = recorded(spec)
     record_s = time.perf_counter() - started
+    plugin = plugin_class(strategy)
+    if plugin is not None:  # a native strategy plugin: its own library, its own options
+        names, values, checks = run_options(plugin, options)
+        out = tn.run_plugin(str(library_for(plugin)), dag, strategy, workers, order=spec.order, checks=checks,
+                            trace=spec.trace, options=dict(zip(names, values, strict=True)),
+                            spin_per_us=spin_per_us, replays=replays)  # fmt: skip
+        return _oracle(rec, out, spec.trace), _stats(out, workers, record_s, {})
     args = _cached_args(_spec_key(spec), strategy, workers, json.dumps(options, sort_keys=True, default=str))
     out = tn.run(dag, strategy, workers, trace=spec.trace, spin_per_us=spin_per_us, replays=replays, **args)
     return _oracle(rec, out, spec.trace), _stats(out, workers, record_s, args)

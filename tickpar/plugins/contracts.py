@@ -264,6 +264,8 @@ class Strategy(abc.ABC):
       with several backends declares ``backend`` here.
     * ``orders``: the order modes in which the strategy promises ``exact``.
     * ``max_workers``: ``None`` or an upper bound (e.g. 1 for ``sequential``).
+    * ``engines``: the engines that run it: ``python`` (this class's :meth:`run`) and ``native`` (the C++
+      engine's strategy of the same name, built in or a native plugin: ``tickpar list`` shows them).
     * ``plugin_kind``: how the registry tells a strategy class (inherited, never set by a plugin).
     """
 
@@ -273,6 +275,7 @@ class Strategy(abc.ABC):
     options: ClassVar[dict[str, Param]] = {}
     orders: ClassVar[tuple[str, ...]] = ("gem5", "canonical")
     max_workers: ClassVar[int | None] = None
+    engines: ClassVar[tuple[str, ...]] = ("python",)
 
     def validate(self, spec: RunSpec, workers: int, options: dict[str, Any]) -> None:
         """Cross-checks of workers/options against the spec; raise ParamError with one line."""

@@ -2,8 +2,9 @@
 
 Sources, in this order:
 
-1. Files: every ``*.py`` and every package folder (a folder holding an
-   ``__init__.py``; neither starting with ``_``) in the checkout's
+1. Files: every ``*.py``, every package folder (a folder holding an
+   ``__init__.py``; neither starting with ``_``) and every native strategy
+   plugin (``*.cpp``: :data:`SOURCE_LOADERS`) in the checkout's
    ``strategies/`` and ``workloads/`` folders (when tickpar runs from a
    checkout: :data:`CHECKOUT`), plus the files and folders listed in the
    ``TICKPAR_PLUGINS`` environment variable (``os.pathsep`` separated; a
@@ -51,7 +52,7 @@ import inspect
 import os
 import pkgutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -80,6 +81,10 @@ __all__ = [
 
 #: Plugin kind -> its folder in the checkout (scanned in this order).
 PLUGIN_FOLDERS = {"workload": "workloads", "strategy": "strategies"}
+#: Suffix -> what turns a plugin source of that kind into its strategy classes, raising ValueError (one line) for a
+#: broken one.  ``tickpar.plugins`` sets ``.cpp`` (native strategy plugins: :mod:`tickpar.plugins.native_declaration`),
+#: so that discovery itself imports no contract.
+SOURCE_LOADERS: dict[str, Callable[[Path], list[type[Any]]]] = {}
 ENTRY_POINT_GROUPS = {"strategy": "tickpar.strategies", "workload": "tickpar.workloads"}
 
 
@@ -105,7 +110,11 @@ def class_file(cls: type[Any]) -> Path | None:
 
 def _plugin_file(cls: type[Any]) -> Path | None:
     """The file that makes ``cls`` a plugin: its module's, or, for a class a plugin package exports from one of
-    its modules, the package's ``__init__.py`` (so that two copies of a package compare as packages)."""
+    its modules, the package's ``__init__.py`` (so that two copies of a package compare as packages); for a
+    native plugin, its ``.cpp`` source."""
+    native = getattr(cls, "native_source", None)
+    if native is not None:
+        return Path(native).resolve()
     module = cls.__module__
     while "." in module:
         parent = module.rpartition(".")[0]
@@ -213,6 +222,7 @@ class Registry:
                     "options": params(cls.options),
                     "orders": list(cls.orders),
                     "max_workers": cls.max_workers,
+                    "engines": list(cls.engines),
                     "source": self.sources[("strategy", name)],
                 }
                 for name, cls in sorted(self.strategies.items())
@@ -333,6 +343,8 @@ def _py_files(folder: Path) -> list[Path]:
     ``_``), by plugin name."""
     files = [p for p in folder.glob("*.py") if not p.name.startswith("_")]
     files += [p for p in folder.glob("*/__init__.py") if not p.parent.name.startswith("_")]
+    for suffix in SOURCE_LOADERS:
+        files += [p for p in folder.glob(f"*{suffix}") if not p.name.startswith("_")]
     return sorted(files, key=lambda p: (p.parent.name if p.name == "__init__.py" else p.stem, str(p)))
 
 
@@ -411,6 +423,16 @@ def discover() -> Registry:
     blocked = {b.strip() for b in os.environ.get("TICKPAR_BLOCKED", "").split(",") if b.strip()}
     files = plugin_files()
     for path in files:
+        loader = SOURCE_LOADERS.get(path.suffix)
+        if loader is not None:
+            try:
+                classes = loader(path)
+            except ValueError as exc:
+                registry.mark_broken(str(path), str(exc))
+                continue
+            for cls in classes:
+                _register(registry, "strategy", cls, str(path), blocked)
+            continue
         try:
             module = _load_file(path)
         except PluginError as exc:

@@ -1,4 +1,5 @@
-// tickpar's native engine: replays a recorded event DAG with gem5's event-queue semantics.
+// tickpar's native engine, public API (1/8): the DAG, the options, the result, gem5's keys and the digest.
+// A strategy includes <tickpar/strategy.hpp>, which includes this; see that header for the contract.
 //
 // The DAG (see Dag below) holds, per event *object* (a named long-lived event or one message), its
 // component, name id and priority, and per *occurrence* k of that object in the golden sequential run
@@ -8,10 +9,13 @@
 // wrong parallel run still replays "the same program" but may compute other `when`s.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tp {
@@ -90,6 +94,9 @@ struct Options {
   double stall_s = 30.0;
   double spin_per_us = 0.0;  // 0: calibrate
   int replays = 1;           // replay the DAG this many times (one result; loop_s: the mean per replay)
+  // A native plugin's own options (its declaration's), validated and completed with their defaults by tickpar:
+  // (name, value as text); read them with option_int / option_double / option_bool / option_text (strategy.hpp).
+  std::vector<std::pair<std::string, std::string>> plugin_options;
 };
 
 struct TraceRec {
@@ -176,10 +183,37 @@ inline uint64_t spin_iters(uint64_t n) {
   return x;
 }
 
-double spin_rate(bool recalibrate = false);  // iterations per microsecond (cached)
-void set_spin_rate(double per_us);
-void spin_us(double us);
+// The spin loop's rate, iterations per microsecond: calibrated once per module (the fastest of several timed
+// runs: a preempted run only looks slower, never faster), or set by the caller.  A plugin gets the engine's
+// rate in Options::spin_per_us, so it never calibrates on its own.
+inline std::atomic<double>& spin_rate_cache() {
+  static std::atomic<double> rate{0.0};
+  return rate;
+}
 
+inline double spin_rate(bool recalibrate = false) {
+  double cached = spin_rate_cache().load();
+  if (cached > 0 && !recalibrate) return cached;
+  const uint64_t n = 2'000'000;
+  spin_iters(n / 10);  // warm up (frequency, caches)
+  double best = 1e9;
+  for (int i = 0; i < 7; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    spin_iters(n);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  double rate = double(n) / (best * 1e6);
+  spin_rate_cache().store(rate);
+  return rate;
+}
+
+inline void set_spin_rate(double per_us) { spin_rate_cache().store(per_us); }
+
+inline void spin_us(double us) {
+  if (us > 0) spin_iters(uint64_t(us * spin_rate() + 0.5));
+}
+
+// -- the engine module's own entry points (defined in the engine; a plugin does not call them) --
 Result run(const Dag& dag, const Options& opt);
 
 // Chain each object's occurrences (Occ::next, Dag::obj_first), after laying occ, ops and the direct calls

@@ -1,8 +1,8 @@
-// The sequential strategy: gem5's doSimLoop on one queue (also the other strategies' serial path).
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
+// tickpar's native engine, public API (5/8): gem5's loop on one queue (serviceOne, doSimLoop) and its bins,
+// the serial path of every strategy.
 #pragma once
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,12 +16,12 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include "replay.hpp"
+#include "tickpar/replay.hpp"
 
 namespace tp {
-namespace {
 
-// -- sequential ------------------------------------------------------------------------------
+// A context for Run::execute that runs an occurrence now, on one queue: its operations apply at once, with
+// gem5's assertions (Run::apply_now).  The sequential loop's, and every strategy's serial path.
 struct SeqCtx {
   Run& r;
   Queue& q;
@@ -45,7 +45,7 @@ inline bool service_one(Run& r, Queue& q, const Entry& e) {
 }
 
 // doSimLoop: serve until the limit (the exit event at (end_tick, SIM_EXIT)) or an empty queue.
-void seq_loop(Run& r, Queue& q) {
+inline void seq_loop(Run& r, Queue& q) {
   Entry e;
   while (r.live_head(q, e)) {
     if (e.key >= r.end_key) {
@@ -56,16 +56,24 @@ void seq_loop(Run& r, Queue& q) {
   }
 }
 
-void run_sequential(Run& r, Result& res) {
-  Queue q;
-  q.heap.reserve(1024);
-  if (!r.init_ops(q)) return;
-  auto t0 = Clock::now();
-  seq_loop(r, q);
-  res.stats.push_back({"loop_s", seconds_since(t0)});
-  res.stats.push_back({"batches", double(r.executed)});
-  res.cur_tick = q.cur_tick;
+// The next bin: every live entry of the head's key (when, priority), popped in the queue's order into `members`
+// (cleared first).  False when nothing is left before the end (the queue's clock is then at the end tick, where
+// the run stopped at the exit event).  The entries stay scheduled (their objects' stamps): run them with
+// Run::live / Run::unschedule, as tick-barrier does, or push them back.
+inline bool take_bin(Run& r, Queue& q, std::vector<Entry>& members) {
+  members.clear();
+  Entry head;
+  if (r.stop.load(std::memory_order_relaxed) || !r.live_head(q, head)) return false;
+  if (head.key >= r.end_key) {
+    q.cur_tick = r.d.end_tick;
+    return false;
+  }
+  Entry e;
+  while (r.live_head(q, e) && e.key == head.key) {
+    members.push_back(e);
+    q.heap.pop();
+  }
+  return true;
 }
 
-}  // namespace
 }  // namespace tp

@@ -1,8 +1,8 @@
-// gem5's event queue for the replay: heap entries ordered by (key, tie), the 4-ary heap, the per-object state.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
+// tickpar's native engine, public API (3/8): gem5's event queue for the replay: heap entries ordered by
+// (key, tie), the 4-ary heap, the per-object state.
 #pragma once
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,10 +16,9 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include "sync.hpp"
+#include "tickpar/sync.hpp"
 
 namespace tp {
-namespace {
 
 struct Entry {
   int64_t key;
@@ -105,5 +104,4 @@ struct Queue {
   int64_t cur_tick = 0;
 };
 
-}  // namespace
 }  // namespace tp

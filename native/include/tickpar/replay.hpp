@@ -1,8 +1,8 @@
-// Run: everything one replay shares between its threads (the DAG, the options, object states, digests, ops).
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
+// tickpar's native engine, public API (4/8): Run, everything one replay shares between its threads (the DAG,
+// the options, object states, digests, operations), and executing an occurrence through a context.
 #pragma once
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,10 +16,9 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include "queue.hpp"
+#include "tickpar/queue.hpp"
 
 namespace tp {
-namespace {
 
 // Everything one replay shares between its threads.
 struct Run {
@@ -309,5 +308,4 @@ struct Run {
   }
 };
 
-}  // namespace
 }  // namespace tp

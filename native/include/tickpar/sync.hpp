@@ -1,9 +1,8 @@
-// The sync primitives the strategies share: the clock, waiting (spin, yield, sleep), the spinning barrier,
-// the thread crew.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
+// tickpar's native engine, public API (2/8): the clock, waiting (spin, yield, sleep), the spinning barrier,
+// the thread pool and the worker crew.
 #pragma once
 
-#include "engine.hpp"
+#include "tickpar/engine.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +21,6 @@
 #endif
 
 namespace tp {
-namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t INF = std::numeric_limits<int64_t>::max();
@@ -287,5 +285,4 @@ class Crew {
   double spawn_s_ = 0;
 };
 
-}  // namespace
 }  // namespace tp

@@ -1,22 +1,12 @@
-// The tick-barrier strategy: each (tick, priority) bin run by groups in parallel, committed in sequential order.
-// Internal to engine.cpp, the one translation unit that includes it (an anonymous namespace: its definitions stay private to engine.cpp).
-#pragma once
-
-#include "engine.hpp"
+// The tick-barrier strategy, on the public API: each (tick, priority) bin run by groups in parallel, committed
+// in sequential order.  Its batch machinery is its own (this file's anonymous namespace); the queue, the bins,
+// executing an occurrence, the claims, the crew and the stats are the API's (tickpar/strategy.hpp).
+#include "tickpar/strategy.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
 #include <memory>
-#include <thread>
-#include <unordered_map>
-
-#ifdef __linux__
-#include <pthread.h>
-#include <sched.h>
-#endif
-#include "sequential.hpp"
+#include <string>
+#include <vector>
 
 namespace tp {
 namespace {
@@ -61,7 +51,7 @@ struct WorkerOut {
 // A group's run: its slices of its worker's buffers (WorkerOut) and its outcome.  What the commit reads of
 // it is its first line, the rest stays with its worker (`trouble` says when the commit must look further).
 struct alignas(64) Group {
-  int32_t gid = 0;       // the batch's group index (the owner[] mark)
+  int32_t gid = 0;       // the batch's group index (its claims' mark)
   bool trouble = false;  // error.set or viols: the commit's slow path
   int64_t exec_begin = 0, exec_end = 0, ops_end = 0;
   int64_t nchild = 0;
@@ -128,9 +118,7 @@ struct alignas(64) DoneFlag {
 struct TB {
   Run& r;
   Queue q;
-  // Per component: the batch and group that claimed it, (batch << 32) | group.  A claim of an earlier batch
-  // is no claim, so nobody releases them: a component's line moves only when a group claims it.
-  std::unique_ptr<std::atomic<int64_t>[]> owner;
+  ComponentClaims claims;  // per component, the group of this batch that holds it
   bool lock_records = false;
   int64_t kbatch = 0, tick = 0;
   // The batch's plan (written by the forming thread, read by the workers): the bin's members sorted by
@@ -153,26 +141,16 @@ struct TB {
   alignas(64) std::atomic<bool> unsure{false};  // a message was moved in this batch (see PendOp)
   explicit TB(Run& run, int nworkers)
       : r(run),
+        claims(run.d.ncomp),
         workers(nworkers),
         slots(new Slot[size_t(nworkers)]),
         done(new DoneFlag[size_t(nworkers)]),
         ran(new WorkerGroups[size_t(nworkers)]) {}
 
   // Group g's claim on comp for this batch: true if it holds it (now or already), false if another group does.
-  bool claim(int32_t comp, const Group& g) {
-    int64_t mine = (int64_t(batch) << 32) | int64_t(uint32_t(g.gid));
-    int64_t v = owner[comp].load(std::memory_order_acquire);
-    while (true) {
-      if (v == mine) return true;
-      if ((v >> 32) == int64_t(batch)) return false;
-      if (owner[comp].compare_exchange_weak(v, mine, std::memory_order_acq_rel)) return true;
-    }
-  }
+  bool claim(int32_t comp, const Group& g) { return claims.claim(comp, g.gid); }
   // The group that holds comp in this batch (-1: none).
-  int32_t holder(int32_t comp) const {
-    int64_t v = owner[comp].load(std::memory_order_acquire);
-    return (v >> 32) == int64_t(batch) ? int32_t(uint32_t(v)) : -1;
-  }
+  int32_t holder(int32_t comp) const { return claims.holder(comp); }
   void run_group(Group& g);
   void run_events(Group& g);
   // Worker w's part of the batch: its own groups, then whatever the others have not started.
@@ -216,6 +194,7 @@ struct TB {
       slots[size_t(best)].load += plan_off[gi + 1] - plan_off[gi];
     }
     batch++;
+    claims.set_batch(batch);
     unsure.store(false, std::memory_order_relaxed);
     for (int w = 0; w < workers; ++w) {
       Slot& s = slots[size_t(w)];
@@ -619,8 +598,6 @@ void run_tick_barrier(Run& r, Result& res, Crew& crew) {
   const Dag& d = r.d;
   bool by_name = r.o.lock_by_name;
   tb.lock_records = by_name || !d.touch_comp.empty();
-  tb.owner.reset(new std::atomic<int64_t>[size_t(d.ncomp)]);
-  for (int32_t i = 0; i < d.ncomp; ++i) tb.owner[i].store(0);  // batch 0: none (batches count from 1)
   if (!r.init_ops(q)) return;
   // The helpers idle in their pool between batches; the clock starts once all of them run.
   if (workers > 1) crew.start([&tb](int w) { tb.helper(w); });
@@ -636,19 +613,8 @@ void run_tick_barrier(Run& r, Result& res, Crew& crew) {
     std::vector<int32_t> key_gid(nkeys, -1);
     std::vector<Entry> members;
     int64_t batch_no = 0;
-    Entry head;
-    while (!r.stop.load(std::memory_order_relaxed) && r.live_head(q, head)) {
-      if (head.key >= r.end_key) {
-        q.cur_tick = d.end_tick;
-        break;
-      }
-      int64_t K = head.key;
-      members.clear();
-      Entry e;
-      while (r.live_head(q, e) && e.key == K) {
-        members.push_back(e);
-        q.heap.pop();
-      }
+    while (take_bin(r, q, members)) {
+      int64_t K = members[0].key;
       tb.ngroups = 0;
       if (int(members.size()) < std::max(2, r.o.min_parallel)) {
       } else if (tb_pays(r, members, workers)) {
@@ -674,28 +640,31 @@ void run_tick_barrier(Run& r, Result& res, Crew& crew) {
     tb.closing.store(true, std::memory_order_release);
     crew.finish_self();
     crew.join();
-    res.stats.push_back({"spawn_s", crew.spawn_s()});
-    res.stats.push_back({"threads_created", double(crew.threads_created())});
-    res.stats.push_back({"pinned", crew.pinned() ? 1.0 : 0.0});
+    add_stat(res, "spawn_s", crew.spawn_s());
+    add_stat(res, "threads_created", double(crew.threads_created()));
+    add_stat(res, "pinned", crew.pinned() ? 1.0 : 0.0);
   }
-  res.stats.push_back({"loop_s", loop_s});
-  res.stats.push_back({"parallel_batches", double(n.parallel_batches)});
-  res.stats.push_back({"serial_runs", double(n.serial_runs)});
-  res.stats.push_back({"small_batches", double(n.small_batches)});
-  res.stats.push_back({"batches", double(workers > 1 ? n.parallel_batches + n.serial_runs : r.executed)});
-  res.stats.push_back({"barriers", double(n.parallel_batches)});
-  res.stats.push_back({"groups", double(n.ngroups_total)});
-  res.stats.push_back({"parallel_events", double(n.parallel_events)});
+  add_stat(res, "loop_s", loop_s);
+  add_stat(res, "parallel_batches", double(n.parallel_batches));
+  add_stat(res, "serial_runs", double(n.serial_runs));
+  add_stat(res, "small_batches", double(n.small_batches));
+  add_stat(res, "batches", double(workers > 1 ? n.parallel_batches + n.serial_runs : r.executed));
+  add_stat(res, "barriers", double(n.parallel_batches));
+  add_stat(res, "groups", double(n.ngroups_total));
+  add_stat(res, "parallel_events", double(n.parallel_events));
   int64_t local_children = 0, late_children = 0;
   for (int w = 0; w < workers; ++w) {
     local_children += tb.ran[size_t(w)].local_children;
     late_children += tb.ran[size_t(w)].late_children;
   }
-  res.stats.push_back({"local_children", double(local_children)});
-  res.stats.push_back({"late_children", double(late_children)});
-  res.stats.push_back({"replayed_ops", double(n.replayed)});
+  add_stat(res, "local_children", double(local_children));
+  add_stat(res, "late_children", double(late_children));
+  add_stat(res, "replayed_ops", double(n.replayed));
   res.cur_tick = q.cur_tick;
 }
 
 }  // namespace
+
+TICKPAR_BUILTIN_STRATEGY("tick-barrier", run_tick_barrier)
+
 }  // namespace tp
