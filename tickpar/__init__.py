@@ -35,6 +35,24 @@ batch
 occurrence
     In an imported gem5 trace (:mod:`tickpar.gem5`): one run of an event object (an *instance*);
     the operations it made (schedules, reschedules, deschedules) belong to it.
+engine
+    What executes a cell's events: ``python`` (the model's own handlers, :mod:`tickpar.kernel`) or
+    ``native`` (the C++ replay of the model's recorded event DAG, :mod:`tickpar.native`).  Only that:
+    a strategy is not an engine, and the peer simulators of the engine benchmark are "peers".
+model
+    The simulated system a workload builds from its params (:class:`tickpar.kernel.model.Model`:
+    components, events, links).  The prediction side's "model" is the strategy-time model
+    (:mod:`tickpar.perf.predict.strategy_times`); a gem5 trace's replay is built of trace components
+    (:mod:`tickpar.gem5.trace_components`).
+cell
+    One run's coordinates: workload and shape (its params), strategy and options, workers, seed,
+    order mode, work model and engine (:class:`tickpar.runner.Cell`); a sweep is a set of cells.
+shape
+    A named set of a workload's params in a sweep's config (``wide``, ``starved``; a swept value
+    adds a suffix: ``wide.work_us10``); a gem5 trace's shape names the trace.
+variant
+    A named set of a strategy's options in a sweep's config (``conservative/window-threads``): the
+    strategy's label on the report's pages.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 // tickpar's gem5 event-trace importer in C++: a faithful port of tickpar/gem5/lines.py (read_trace: both
-// formats, auto-detection, banner and other-flag lines, the same one-line errors) and tickpar/gem5/importer.py
+// formats, auto-detection, banner and other-flag lines; on bad input it stops at the same line, and the Python
+// importer re-reads the file to word the one-line error, so that each error has one text) and tickpar/gem5/importer.py
 // (_Importer: every reconstruction rule, the same float positions, tie-breaks, levels and renumbering; the
 // rules are written once, in importer.py's docstring).  Component assignment stays in Python
 // (importer.assign_components, for both importers).  The Python binding is gem5_module.cpp.
@@ -97,32 +98,9 @@ inline bool is_ptr(sv s) {  // ^(0x[0-9a-fA-F]+|\d+)$
   return all_digits(s);
 }
 
-inline std::string pyrepr(sv s) {  // repr() of an ASCII str
-  bool sq = s.find('\'') != sv::npos, dq = s.find('"') != sv::npos;
-  char q = (sq && !dq) ? '"' : '\'';
-  std::string out(1, q);
-  static const char* hex = "0123456789abcdef";
-  for (unsigned char c : s) {
-    if (c == q || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += char(c);
-    }
-  }
-  out += q;
-  return out;
-}
+// A fragment of the input as it reads in a message (the Python importer words the message the user sees:
+// tickpar.gem5.importer re-reads a refused file).
+inline std::string quoted(sv s) { return "'" + std::string(s) + "'"; }
 
 // A digit string (already checked) as int64; `when` may be MaxTick (2^64-1): max_ok.
 inline int64_t to_int(sv digits, bool* is_max = nullptr) {
@@ -995,9 +973,9 @@ inline std::string insert_line(const std::vector<sv>& f, Line& out, Importer& im
     return fields_what(f.size());
   }
   if (!(all_digits(tick) && all_digits(when)))
-    return "curTick " + pyrepr(tick) + " and when " + pyrepr(when) + " must be non-negative integers";
+    return "curTick " + quoted(tick) + " and when " + quoted(when) + " must be non-negative integers";
   if (!is_ptr(ptr) || (has_parent && !is_ptr(parent)))
-    return "event pointer " + pyrepr(has_parent ? parent : ptr) + ": expected 0x<hex>";
+    return "event pointer " + quoted(has_parent ? parent : ptr) + ": expected 0x<hex>";
   out.tick = to_int(tick);
   out.when = to_int(when, &out.when_max);
   out.action = A_INSERTED;
@@ -1080,7 +1058,7 @@ inline void run_import(const std::string& path, int req_fmt, Reader& rd, Importe
           ++rd.skipped_other;
           continue;
         }
-        throw rd.bad(lineno, "not an Event line: expected " + expected + ", got " + pyrepr(line.substr(0, 80)));
+        throw rd.bad(lineno, "not an Event line: expected " + expected + ", got " + quoted(line.substr(0, 80)));
       }
       out.tick = to_int(m.tick);
       out.when = to_int(m.when, &out.when_max);

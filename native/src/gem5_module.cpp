@@ -16,8 +16,8 @@ nb::bytes raw(const std::vector<int64_t>& v) {
   return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
 }
 
-// The import as a dict, or a str (why this port defers to the Python importer).  Bad input: ValueError
-// with lines.py's / importer.py's one-line text.
+// The import as a dict, or a str (why this port defers to the Python importer).  Bad input: ValueError with
+// this port's short reason (tickpar.gem5.importer then lets the Python importer word the error).
 nb::object import_trace(const std::string& path, const std::string& shown, const std::string& tpath,
                         const std::string& fmt, int64_t events) {
   int req;
@@ -110,5 +110,6 @@ NB_MODULE(_gem5, m) {
 #endif
   m.def("import_trace", &import_trace, "path"_a, "shown"_a, "tpath"_a, "fmt"_a, "events"_a,
         "Import a gem5 trace: a dict of names, int64 arrays (bytes), counters; or a str, the reason to use "
-        "the Python importer instead.  Bad input raises ValueError with the Python importer's text.");
+        "the Python importer instead.  Bad input raises ValueError with a short reason (the Python importer words "
+        "the error the user sees).");
 }

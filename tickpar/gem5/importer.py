@@ -543,15 +543,31 @@ def import_trace(
     if choice != "python":
         trace = import_native(path, fmt, int(events), required=choice == "native")
     if trace is None:
-        reader = TraceReader(str(path))
-        imp = _Importer(str(path), fmt, int(events))
-        for line in read_trace(path, fmt, reader):
-            if imp.cutoff is not None and line.tick > imp.cutoff:
-                break
-            imp.line(line)
-        trace = imp.finish(reader)
+        trace = _import_python(path, fmt, int(events))
     assign_components(trace, rules)
     return trace
+
+
+def _import_python(path: str | Path, fmt: str, events: int) -> ImportedTrace:
+    """The reference importer (:class:`_Importer`), components not yet assigned."""
+    reader = TraceReader(str(path))
+    imp = _Importer(str(path), fmt, events)
+    for line in read_trace(path, fmt, reader):
+        if imp.cutoff is not None and line.tick > imp.cutoff:
+            break
+        imp.line(line)
+    return imp.finish(reader)
+
+
+def _worded_by_python(path: str | Path, fmt: str, events: int, refused: str) -> ImportedTrace:
+    """Bad input the C++ port refused (``refused``: its own short reason): the Python importer reads it again and
+    raises its one-line :class:`TraceError`, so that there is one wording of every import error.  Input the port
+    refused and the Python importer accepts is a bug of the port, said as such."""
+    _import_python(path, fmt, events)
+    raise TraceError(
+        f"{path}: the native importer refused it ({refused}) where the Python importer reads it: a bug in "
+        "native/src/gem5_import.hpp (TICKPAR_GEM5_IMPORTER=python reads it meanwhile)"
+    )
 
 
 def assign_components(t: ImportedTrace, rules: ComponentRules) -> None:
@@ -602,7 +618,8 @@ def import_native(path: str | Path, fmt: str, events: int, required: bool = Fals
     :class:`TraceError`), an unknown format or a missing file (the Python importer's errors), a ``.gz``
     without zlib compiled in, or input the port does not promise to read the same (a non-ASCII byte,
     a number beyond int64, a ``.gz`` that cannot be read).  Components are assigned by the caller
-    (:func:`assign_components`), as for the Python importer.
+    (:func:`assign_components`), as for the Python importer.  On bad input the port stops and the Python
+    importer reads the file again to raise its :class:`TraceError` (:func:`_worded_by_python`): one text per error.
     """
     from array import array
 
@@ -621,8 +638,8 @@ def import_native(path: str | Path, fmt: str, events: int, required: bool = Fals
         return None
     try:
         out = _gem5.import_trace(str(p), str(p), str(path), fmt, min(max(events, -1), 1 << 62))
-    except ValueError as exc:
-        raise TraceError(str(exc)) from None
+    except ValueError as exc:  # bad input: the Python importer words it (one text for both)
+        return _worded_by_python(path, fmt, events, str(exc))
     if isinstance(out, str):
         return None
     names: list[str] = out["names"]
