@@ -134,6 +134,6 @@ def build_replay_model(
     return comps
 
 
-# The plan is the replay's program, never its state: engines that roll back keep it by reference (their
+# The plan is the replay's program, never its state: strategies that roll back keep it by reference (their
 # saves and the rollback check's fingerprints would otherwise copy the whole trace at every event).
 statesave.register_reference(ReplayPlan)

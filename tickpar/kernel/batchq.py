@@ -1,6 +1,6 @@
 """:class:`BatchQueue`: an event queue whose operations can be deferred per thread; :class:`Deferred`: one share.
 
-The primitive of engines that run a batch of events in parallel and then commit what they scheduled in
+The primitive of strategies that run a batch of events in parallel and then commit what they scheduled in
 an order of their choosing (tick-barrier).  Outside :meth:`BatchQueue.defer_to` it is a plain gem5 queue
 (:class:`tickpar.kernel.gem5queue.EventQueue`).
 """

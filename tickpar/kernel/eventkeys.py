@@ -1,7 +1,7 @@
 """How the kernel encodes an event's place in the queue as integers: heap keys, ties, source keys.
 
 One home for the bit layouts, so that the kernel (:mod:`tickpar.kernel.eventq`) and
-the engines that reorder or replay insertions agree without re-deriving them.
+the strategies that reorder or replay insertions agree without re-deriving them.
 
 * **Key**: ``(when, priority)`` packed into one int, ``when << PRIO_BITS |
   (priority + PRIO_OFFSET)``; comparing keys compares ``(when, priority)``

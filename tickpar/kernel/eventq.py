@@ -4,7 +4,7 @@
 :mod:`tickpar.kernel.gem5queue`), :class:`Event` and the rest of :mod:`tickpar.kernel.events`,
 :class:`BatchQueue`/:class:`Deferred` (:mod:`tickpar.kernel.batchq`: deferred operations for engines
 that run a batch in parallel) and :class:`JournalQueue` (:mod:`tickpar.kernel.journalq`: undo for
-engines that roll back).  These names lived in this module before it was split by job; they are all
+strategies that roll back).  These names lived in this module before it was split by job; they are all
 re-exported here, and ``from tickpar.kernel.eventq import ...`` stays the way to import them.
 :func:`tickpar.kernel.kernel_build` reads this module's file to tell the compiled build from the pure one.
 """

@@ -2,7 +2,7 @@
 
 This module holds :class:`EventQueue`; its events are :mod:`tickpar.kernel.events`, its subclasses for
 engines :class:`~tickpar.kernel.batchq.BatchQueue` (a deferred mode for parallel engines) and
-:class:`~tickpar.kernel.journalq.JournalQueue` (undo, for engines that roll back); import them all from
+:class:`~tickpar.kernel.journalq.JournalQueue` (undo, for strategies that roll back); import them all from
 :mod:`tickpar.kernel.eventq`.  The semantics are those of gem5 v24 as recorded in
 ``docs/explanation/gem5-eventq.md`` and checked case by case in ``tests/test_eventq.py``:
 
@@ -64,7 +64,7 @@ schedule in one call, the plain case inlined), and engines use the primitives be
 :meth:`EventQueue.serve_until`, :meth:`EventQueue.commit`, and
 :class:`BatchQueue`'s deferred mode with :class:`Deferred`, :data:`Op`,
 :func:`op_key` and :func:`op_live`; :class:`JournalQueue`'s journal, undo and
-repair for engines that roll back).  ``debug_invariants=True`` runs
+repair for strategies that roll back).  ``debug_invariants=True`` runs
 :meth:`EventQueue.check_invariants` after every commit.
 
 This module is also compiled with mypyc in the optional compiled build (setup.py,
@@ -437,7 +437,7 @@ class EventQueue:
         """gem5 ``setCurTick``: a plain store, no monotonicity check."""
         self.cur_tick = when
 
-    # -- primitives for engines that run a whole bin at once -------------------------------
+    # -- primitives for strategies that run a whole bin at once -------------------------------
     def head(self) -> Entry | None:
         """The live head entry (not removed), or ``None`` when empty."""
         return self._live_head()

@@ -1,4 +1,4 @@
-""":class:`JournalQueue`: an event queue that can take back what it did, for engines that roll back (Time Warp).
+""":class:`JournalQueue`: an event queue that can take back what it did, for strategies that roll back (Time Warp).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ schedule, reschedule, deschedule and served event.
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class JournalQueue(EventQueue):
-    """An :class:`EventQueue` that can take back what it did: the primitive of engines that roll back (Time Warp).
+    """An :class:`EventQueue` that can take back what it did: the primitive of strategies that roll back (Time Warp).
 
     While :attr:`journal` is a list, every ``schedule``, ``reschedule`` and
     ``deschedule`` first appends the event's queue state as it was (an

@@ -34,7 +34,7 @@ are what the race guard, strategies' workers and direct calls use, and a
 strategy that decides ownership itself installs :attr:`Model.call_guard`,
 which then checks every direct call instead of the worker-occupancy test.
 
-For engines that roll back (``optimistic``, Time Warp), a component declares
+For strategies that roll back (``optimistic``, Time Warp), a component declares
 its state: ``state_attrs``, the names of the attributes its handlers change
 (or :meth:`Component.save_state`/:meth:`Component.restore_state`).
 :meth:`Component.save` takes that and the kernel's own fields (digest, count,
@@ -343,12 +343,12 @@ class Component:
     Subclasses set up state and events in ``__init__`` (after calling
     ``super().__init__``), schedule their first events in :meth:`init`, and
     summarise their final state in :meth:`state`.  ``state_attrs`` declares
-    which attributes the handlers change, for engines that roll back (see
+    which attributes the handlers change, for strategies that roll back (see
     :meth:`save`); ``None`` (not declared): the kernel saves every attribute
     the subclass set, except references.
     """
 
-    #: The names of the attributes this component's handlers change (its state, for engines that roll back).
+    #: The names of the attributes this component's handlers change (its state, for strategies that roll back).
     state_attrs: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, model: Model, name: str) -> None:
@@ -377,7 +377,7 @@ class Component:
         """The final state as a tuple of ints/floats/bools/tuples, folded into the digest."""
         return ()
 
-    # -- state saving (engines that roll back) ---------------------------------------------------
+    # -- state saving (strategies that roll back) ---------------------------------------------------
     def save_state(self) -> Any:
         """This component's own state, saved (:mod:`tickpar.kernel.statesave` rules).
 
@@ -636,7 +636,7 @@ class Model:
     def keep_messages(self) -> None:
         """Stop recycling message events: each message gets an event object of its own.
 
-        For engines that roll back: a processed message may have to be queued
+        For strategies that roll back: a processed message may have to be queued
         again, as the same object, after its recycled event carried another
         message.  Call before :meth:`start`; calling it again changes nothing.
         """

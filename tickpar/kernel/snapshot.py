@@ -1,4 +1,4 @@
-"""A component's snapshot, for engines that roll back: :meth:`Component.save`, ``restore`` and ``fingerprint``.
+"""A component's snapshot, for strategies that roll back: :meth:`Component.save`, ``restore`` and ``fingerprint``.
 
 Kept beside :mod:`tickpar.kernel.model` so that the model API reads as the event path; nothing on that
 path calls these.  What each field is and why: :meth:`tickpar.kernel.model.Component.save`; how a

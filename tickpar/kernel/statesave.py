@@ -1,4 +1,4 @@
-"""Saving and restoring model state, for engines that roll back (the ``optimistic`` strategy, Time Warp).
+"""Saving and restoring model state, for strategies that roll back (the ``optimistic`` strategy, Time Warp).
 
 An engine that runs events speculatively saves, before each event, the state
 of the component the event belongs to (and of every component a direct call
