@@ -15,12 +15,25 @@ The goals (issue #38) are printed beside the figures, judged, never asserted: on
 moves from run to run.  Usage::
 
     python bench/native_speedup.py [--work-us 0.3] [--repeats 5] [--replays 20] [--big-cores 32 --big-requests 1500]
+
+``--before DIR`` instead compares two builds of the engine in one run (issue #49: sequential and tick-barrier on
+the public API must keep their loop speedups within 5%): DIR holds a ``tickpar_native`` package built from an
+earlier commit (``git worktree add /tmp/before REV && pip install --no-deps --target DIR /tmp/before/native``).
+Rounds alternate between the two builds, each round a fresh process that replays sequential and tick-barrier (2
+workers) on each wide shape at ``--work-us``; it prints, per shape and build, the median sequential loop and
+tick-barrier's loop speedup over the rounds, and after/before::
+
+    python bench/native_speedup.py --before /tmp/native-before [--rounds 6] [--work-us 0.3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +68,64 @@ def judged(value: float, goal: float | None) -> str:
     return "" if goal is None else f"  (goal >= {goal:g}x: {'met' if value >= goal else 'NOT met'})"
 
 
+def one_round(work_us: float, repeats: int, replays: int) -> dict[str, dict[str, float]]:
+    """Per wide shape: the median sequential loop and tick-barrier's (2 workers), seconds, with this process's
+    engine (what ``--round`` prints for ``--before``)."""
+    import tickpar_native as tn
+
+    config = yaml.safe_load(Path(__file__).resolve().parent.parent.joinpath("config/config.yaml").read_text())
+    out: dict[str, dict[str, float]] = {}
+    for workload, wconf in config["workloads"].items():
+        if "wide" not in (wconf.get("shapes") or {}):
+            continue
+        params = dict(wconf["shapes"]["wide"], work_us=work_us)
+        seq = resolve_cell(workload, params, "sequential", {}, 1, 1, "gem5", engine="native")
+        cell = resolve_cell(workload, params, "tick-barrier", {"lock_key": "component"}, 2, 1, "gem5", engine="native")
+        _rec, dag = recorded(cell.spec)
+        ts, tp = [], []
+        for _ in range(repeats):
+            s = replay(tn, dag, seq.spec, "sequential", 1, {}, replays)
+            p = replay(tn, dag, cell.spec, "tick-barrier", 2, cell.options, replays)
+            if list(p.digests) != list(s.digests):
+                raise SystemExit(f"native_speedup.py: {workload} tick-barrier: digests differ from sequential's")
+            ts.append(s.stats["loop_s"])
+            tp.append(p.stats["loop_s"])
+        out[workload] = {"sequential_s": statistics.median(ts), "tick_barrier_s": statistics.median(tp)}
+    return out
+
+
+def compare_builds(before: str, rounds: int, work_us: float, repeats: int, replays: int) -> None:
+    """Alternate rounds (fresh processes) between the engine in ``before`` and this one; print the medians."""
+    if not Path(before, "tickpar_native", "__init__.py").is_file():
+        raise SystemExit(f"native_speedup.py: --before {before}: no tickpar_native package there")
+    builds = {"before": before, "after": None}
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {"before": [], "after": []}
+    for i in range(rounds):
+        for name in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            env = dict(os.environ)
+            if builds[name] is not None:
+                env["PYTHONPATH"] = os.pathsep.join(filter(None, [builds[name], env.get("PYTHONPATH", "")]))
+            argv = [sys.executable, __file__, "--round", "--work-us", str(work_us), "--repeats", str(repeats),
+                    "--replays", str(replays)]  # fmt: skip
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"native_speedup.py: a {name} round failed: {done.stderr.strip()[-300:]}")
+            runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"{rounds} rounds per build, alternating, work_us={work_us}, {repeats} calls x {replays} replays per "
+          "figure (tick-barrier by component, 2 workers, gem5 order)")  # fmt: skip
+    for workload in runs["after"][0]:
+        figures = {}
+        for name in ("before", "after"):
+            seq = statistics.median(r[workload]["sequential_s"] for r in runs[name])
+            speedups = [r[workload]["sequential_s"] / r[workload]["tick_barrier_s"] for r in runs[name]]
+            figures[name] = (seq, statistics.median(speedups))
+            print(f"  {workload} wide, {name:6s}: sequential loop {seq * 1e3:.3f} ms, tick-barrier loop speedup "
+                  f"{figures[name][1]:.3f}x (rounds {min(speedups):.3f}-{max(speedups):.3f})")  # fmt: skip
+        (sb, pb), (sa, pa) = figures["before"], figures["after"]
+        print(f"  {workload} wide, after/before: sequential loop {sa / sb:.3f}, tick-barrier loop speedup "
+              f"{pa / pb:.3f}  (goal: within 5%: {'met' if abs(pa / pb - 1) <= 0.05 else 'NOT met'})")
+
+
 def main() -> None:
     import tickpar_native as tn
 
@@ -65,9 +136,19 @@ def main() -> None:
     ap.add_argument("--big-cores", type=int, default=32)
     ap.add_argument("--big-requests", type=int, default=1500)
     ap.add_argument("--no-calibration", action="store_true", help="skip the floors (about 3 s)")
+    ap.add_argument("--before", help="compare with the tickpar_native package in this folder (module docstring)")
+    ap.add_argument("--rounds", type=int, default=6, help="with --before: rounds per build (fresh processes)")
+    ap.add_argument("--round", action="store_true", help=argparse.SUPPRESS)  # one round, JSON on stdout
     a = ap.parse_args()
-    if a.repeats < 1 or a.replays < 1:
-        raise SystemExit(f"native_speedup.py: --repeats {a.repeats} and --replays {a.replays} must be >= 1")
+    if a.repeats < 1 or a.replays < 1 or a.rounds < 1:
+        raise SystemExit(f"native_speedup.py: --repeats {a.repeats}, --replays {a.replays} and --rounds {a.rounds} "
+                         "must be >= 1")  # fmt: skip
+    if a.round:
+        print(json.dumps(one_round(a.work_us, a.repeats, a.replays)))
+        return
+    if a.before:
+        compare_builds(a.before, a.rounds, a.work_us, a.repeats, a.replays)
+        return
 
     if not a.no_calibration:
         cal = calibrate(0.5)

@@ -172,10 +172,11 @@ def test_rounds_interleave_the_cells(tmp_path: Path) -> None:
 
 
 def test_a_timed_run_that_is_not_exact_is_flagged(doubles: Path, tmp_path: Path) -> None:
-    """Every timed run is compared with the golden record: wrong digests give timed_exact false (status ok)."""
+    """Every timed run is compared with the golden record: wrong digests give timed_exact false (status ok).  The
+    pyperf workers find the plugin without being told to inherit TICKPAR_PLUGINS (DISCOVERY_ENVIRON)."""
     rec = measure(
         _cell("test-wrong"), [*TINY_ARGS, "--strategy", "test-wrong"], tmp_path / "t.json",
-        processes=1, values=5, warmups=0, timeout=60, inherit_environ=["TICKPAR_PLUGINS"], retimes=0,
+        processes=1, values=5, warmups=0, timeout=60, retimes=0,
     )  # fmt: skip
     assert rec["status"] == "ok"
     assert rec["timed_exact"] is False and rec["timed_verdicts"] == {"diverged": 5}

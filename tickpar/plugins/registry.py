@@ -67,6 +67,7 @@ PluginClass = type[Any]
 
 __all__ = [
     "CHECKOUT",
+    "DISCOVERY_ENVIRON",
     "ENTRY_POINT_GROUPS",
     "REPO_ROOT",
     "PluginCodeError",
@@ -86,6 +87,9 @@ PLUGIN_FOLDERS = {"workload": "workloads", "strategy": "strategies"}
 #: so that discovery itself imports no contract.
 SOURCE_LOADERS: dict[str, Callable[[Path], list[type[Any]]]] = {}
 ENTRY_POINT_GROUPS = {"strategy": "tickpar.strategies", "workload": "tickpar.workloads"}
+#: The environment variables that decide what discovery finds: a child process that runs a cell (a pyperf worker)
+#: must see them as its parent does.
+DISCOVERY_ENVIRON = ("TICKPAR_PLUGINS", "TICKPAR_BLOCKED")
 
 
 class PluginError(Exception):

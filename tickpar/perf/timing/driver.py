@@ -33,6 +33,7 @@ from tickpar.perf.timing.rules import (
     summarize,
 )
 from tickpar.plugins import BASELINE
+from tickpar.plugins.registry import DISCOVERY_ENVIRON
 from tickpar.verify.oracle import FAILED_RUN
 
 __all__ = [
@@ -432,9 +433,10 @@ def measure_cells(
     more than this above the fastest round's is a slow process, left out (:func:`slow_rounds`; 0: never).
     """
     _check_settings(baseline_max_spread, max_round_shift, rounds, values, warmups, long_values, retimes, retime_wait_s)
-    # pyperf gives its workers a clean environment; the thread-pinning switch and the one-thread pools
-    # (ONE_THREAD_ENV, set for every worker by time_round) must reach them too
-    inherit = [name for name in (*inherit_environ, PIN_ENV) if name in os.environ]
+    # pyperf gives its workers a clean environment; the thread-pinning switch, the one-thread pools
+    # (ONE_THREAD_ENV, set for every worker by time_round) and what plugin discovery reads (a plugin folder on
+    # TICKPAR_PLUGINS) must reach them too
+    inherit = [name for name in (*inherit_environ, PIN_ENV, *DISCOVERY_ENVIRON) if name in os.environ]
     inherit = list(dict.fromkeys([*inherit, *ONE_THREAD_ENV]))
     started = time.perf_counter()
     per_job = {id(job): values_for(job, values, long_cell_s, long_values) for job in jobs}
