@@ -4,7 +4,8 @@ Holds :mod:`~tickpar.native.record` (a Python sequential run that records the ev
 object and occurrence the operations, with clock-relative or stored ticks, the direct calls and the
 work) and :mod:`~tickpar.native.engine` (a cell run on the native engine, its oracle record in
 terms the Python golden run can be compared with, the options the engine does not take, and the
-one-line error where the extension is not built).
+one-line error where the extension is not built) and :mod:`~tickpar.native.plugins` (native strategy plugins:
+one ``.cpp`` file each, built against the engine's public C++ API, ``native/include/tickpar/strategy.hpp``).
 
 May import: ``tickpar.builtin``, ``tickpar.pdes`` and every layer below them.
 """
