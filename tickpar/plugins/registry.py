@@ -342,12 +342,12 @@ def _register(registry: Registry, kind: str, cls: type[Any], source: str, blocke
         registry.mark_broken(f"{source}: {cls.__name__}", str(exc), kind, name)
 
 
-def _py_files(folder: Path) -> list[Path]:
+def _py_files(folder: Path, sources: bool = True) -> list[Path]:
     """A folder's plugin files: its ``*.py`` files and its packages' ``__init__.py`` (neither starting with
-    ``_``), by plugin name."""
+    ``_``), by plugin name, and (``sources``) its other plugin sources (:data:`SOURCE_LOADERS`: strategies)."""
     files = [p for p in folder.glob("*.py") if not p.name.startswith("_")]
     files += [p for p in folder.glob("*/__init__.py") if not p.parent.name.startswith("_")]
-    for suffix in SOURCE_LOADERS:
+    for suffix in SOURCE_LOADERS if sources else ():
         files += [p for p in folder.glob(f"*{suffix}") if not p.name.startswith("_")]
     return sorted(files, key=lambda p: (p.parent.name if p.name == "__init__.py" else p.stem, str(p)))
 
@@ -356,9 +356,9 @@ def plugin_files() -> list[Path]:
     """The plugin files of source 1: the checkout's folders, then ``TICKPAR_PLUGINS``."""
     files: list[Path] = []
     if CHECKOUT is not None:
-        for name in PLUGIN_FOLDERS.values():
+        for kind, name in PLUGIN_FOLDERS.items():
             if (CHECKOUT / name).is_dir():
-                files.extend(_py_files(CHECKOUT / name))
+                files.extend(_py_files(CHECKOUT / name, sources=kind == "strategy"))
     for item in filter(None, os.environ.get("TICKPAR_PLUGINS", "").split(os.pathsep)):
         path = Path(item)
         if path.is_dir():
@@ -432,7 +432,7 @@ def discover() -> Registry:
             try:
                 classes = loader(path)
             except ValueError as exc:
-                registry.mark_broken(str(path), str(exc))
+                registry.mark_broken(str(path), str(exc), "strategy", getattr(exc, "plugin_name", None))
                 continue
             for cls in classes:
                 _register(registry, "strategy", cls, str(path), blocked)
