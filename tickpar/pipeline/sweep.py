@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -255,9 +256,27 @@ def validate_config(config: dict[str, Any], describe: dict[str, Any] | None = No
         raise SweepError(_one_line(exc)) from None
 
 
+def use_plugin_paths(paths: Any) -> None:
+    """The config's ``plugins``: plugin files or folders (relative to the working directory) that discovery
+    finds as if they were on ``TICKPAR_PLUGINS``, in this process and in every job it starts (which inherit the
+    variable); the registry is refreshed.  A path that does not exist is a :class:`SweepError` naming it."""
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise SweepError(f"plugins: {paths!r} is not allowed: a list of plugin files or folders")
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise SweepError(f"plugins: {missing[0]!r} does not exist (from {Path.cwd()}): a plugin file or folder")
+    present = [p for p in os.environ.get("TICKPAR_PLUGINS", "").split(os.pathsep) if p]
+    wanted = [str(Path(p).resolve()) for p in paths]
+    os.environ["TICKPAR_PLUGINS"] = os.pathsep.join(dict.fromkeys([*wanted, *present]))
+    get_registry(refresh=True)
+
+
 def load_sweep(config: dict[str, Any], source: str = "config") -> Sweep:
-    """Validate ``config`` (in place, defaults filled in) and expand it; raise SweepError with one line."""
+    """Validate ``config`` (in place, defaults filled in) and expand it; raise SweepError with one line.  The
+    config's ``plugins`` are made discoverable first (:func:`use_plugin_paths`)."""
     try:
+        if config.get("plugins"):
+            use_plugin_paths(config["plugins"])
         describe = get_registry().describe()
     except PluginError as exc:
         raise SweepError(str(exc)) from None
