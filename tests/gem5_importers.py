@@ -1,10 +1,10 @@
 """Both gem5 importers on one input: the Python importer and the native port must give the same ImportedTrace.
 
 :func:`compare` imports with both and asserts the same result, field by field (:func:`snapshot`), or the
-same :class:`~tickpar.gem5.TraceError` text (on bad input the port stops and the Python importer words the error:
-a port that stops where the Python importer reads on fails here, with the port's bug named).  tests/test_gem5_native_import.py uses it directly, and
-tests/test_gem5_import.py's ``import_trace`` fixture runs every test of that file through it too
-(its ``both`` parameter).
+same :class:`~tickpar.gem5.TraceError` text (on bad input the port stops and the Python importer words the
+error: a port that stops where the Python importer reads on fails here, with the port's bug named).
+tests/test_gem5_native_import.py uses it directly, and tests/test_gem5_import.py's ``import_trace`` fixture runs
+every test of that file through it too (its ``both`` parameter).
 """
 
 from __future__ import annotations

@@ -86,7 +86,12 @@ def test_a_real_run_gets_one_row_with_every_run_column() -> None:
     assert row[answer.RUN_COLUMNS[3]] == "1.08 [0.96, 1.20] conservative/window-threads [native]"
     bound, model = row[answer.RUN_COLUMNS[4]], row[answer.RUN_COLUMNS[5]]  # the native engine's cells: cxx
     assert bound == "tick-barrier/component 1.2x, 1.3x (cxx); conservative/window-threads 1.2x, 1.3x (cxx)"
-    assert model == "tick-barrier/component 1.2x, 1.6x (cxx); conservative/window-threads 1.2x, 1.6x (cxx)"
+    # each with the model's error; measured at 2 workers at most and never held out: not an answer (greyed)
+    assert model == (
+        "not citable (no measured native point at 2+ workers off the fit; no held-out native point): model "
+        "tick-barrier/component 1.2x, 1.6x (cxx); not validated; conservative/window-threads 1.2x, 1.6x (cxx); "
+        "error 15% over 1 point at 2 workers (every work_us); no held-out point"
+    )
     # the synthetic rows keep their own columns, "-" in the run's
     synthetic = table[~answer.is_run_row(table)]
     assert synthetic["strategy variant"].tolist() == ["sequential", "tick-barrier/component"]
@@ -110,7 +115,7 @@ def test_a_sweep_of_real_runs_alone_has_findings_and_a_page() -> None:
     table = answer.answer_table(df, _prediction())
     assert answer.is_run_row(table).all()
     found = answer.answer_findings(df, _prediction(), table)
-    assert found[0][1] == "traces" and found[0][0].startswith("1 real gem5 run(s)")
+    assert found[0][1] == "traces" and found[0][0].startswith("Real gem5 runs (1), each replayed at its own")
     plt.close(answer_pdf(table, found, "runs alone"))
 
 
@@ -121,10 +126,11 @@ def test_the_page_and_the_html_show_the_runs_in_a_table_of_their_own() -> None:
     assert not set(answer.RUN_COLUMNS) & set(synthetic.columns)
     found = answer.answer_findings(_summary(), _prediction(), table)
     real = next(text for text, page in found if page == "traces")
-    assert real.startswith("1 real gem5 run(s), each at its own cost per event; exact in every checked cell: "
-                           "sequential, tick-barrier, conservative; not always: split (on every run); best measured "
-                           "2-worker loop speedup 1.20 [1.14, 1.26] conservative/window-threads [native] on "
-                           "tg-random-2core")
+    assert real.startswith("Real gem5 runs (1), each replayed at its own measured cost per event (1.4 µs): best "
+                           "measured 2-worker loop speedup 1.20 [1.14, 1.26] conservative/window-threads [native] on "
+                           "tg-random-2core; exact in every checked cell: sequential, tick-barrier, conservative; "
+                           "not always: split (on every run)")
+    assert found[0][0] == real  # the real runs lead
     fig = answer_pdf(table, found, "test")
     texts = [t.get_text() for t in fig.texts]
     assert RUNS_TITLE in texts

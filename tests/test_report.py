@@ -96,7 +96,7 @@ def test_findings_give_break_even_best_interval_bound_fraction_and_prediction_er
     assert "best loop speedup 1.76x (95% interval 1.60-1.92)" in tick and "98% of its bound 1.80x" in tick
     # the loop speedup (0.88 at 10 µs, 1.76 at 100 µs) crosses 1: the break-even page 1 quotes too
     assert f"breaks even at about {10 ** (1 + 0.12 / 0.88):.3g} (loop speedup crosses 1 at 2 workers)" in tick
-    assert "prediction error (median |rel_error| over shapes) 15% at P=2" in tick
+    assert "model error 15% over 1 point at 2 workers (work_us>=10)" in tick  # page 1's (model_error.model_error)
     cons = next(line for line in text.splitlines() if line.startswith("conservative/w on phold/fine"))
     assert "break-even beyond 100 (the largest value swept)" in cons
 
@@ -212,8 +212,12 @@ def test_scaling_lines_name_their_validation_error_and_range() -> None:
     assert (low, top, kind) == (2, 2, "sweep") and err == pytest.approx(abs((1.5 - 1.76) / 1.76))
     assert validation(pred[pred["preset"] == "cxx"].assign(measured_speedup=None, rel_error=None)) is None
     fig = fig_scaling(_sweep(), pred, {"tick-barrier/component": "C0"})
-    texts = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
-    assert f"tick-barrier/component here model: sweep err {err:.0%}, P 2-2" in texts
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    texts = [t.get_text().replace("\n", " ") for legend in legends for t in legend.get_texts()]
+    # page 1's model error (model_error.model_error): the same words; cxx has no native measurement to be judged by
+    assert "tick-barrier/component here model: error 15% over 1 point at 2 workers (work_us>=10); no held-out " \
+        "point" in texts
+    assert "tick-barrier/component cxx model: not validated" in texts
     assert not [t for ax in fig.axes for t in ax.texts]  # no label drawn on the plot, where labels collided
     plt.close(fig)
     # A fitted point is no validation; a line measured only on a held-out shape says so.

@@ -2,6 +2,8 @@
 
 Holds :mod:`~tickpar.report.render` (the pages, :data:`~tickpar.report.render.PAGES`, the PDF),
 :mod:`~tickpar.report.answer` (the answer page's table and findings, first in the report),
+:mod:`~tickpar.report.gem5_cost` (the gem5-like cost per event, defined once),
+:mod:`~tickpar.report.model_error` (the model's error, computed once),
 :mod:`~tickpar.report.findings` and :mod:`~tickpar.report.environment` (their pages),
 :mod:`~tickpar.report.appendix` (timing diagnostics and defects, last),
 :mod:`~tickpar.report.speed` (speedup, bounds and break-even figures),

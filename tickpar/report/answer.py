@@ -3,8 +3,11 @@ and what the model expects at 16 and 64 workers; then at most eight ranked findi
 
 :func:`answer_table` is the table (written as ``results/answer.csv``), :func:`answer_findings` the sentences.
 Speedups are loop speedups (the strategy's execution alone, as the bound and the model price it) of counted
-cells (:func:`tickpar.report.speed.counted`) at 2 workers, at the work per event of :data:`REPRESENTATIVE` or
-the nearest value the sweep ran (the column says which).
+cells (:func:`tickpar.report.speed.counted`) at 2 workers, with the same cell's end-to-end speedup beside them, at
+the work per event of :func:`targets` (for the native engine first the gem5-like cost,
+:func:`tickpar.report.gem5_cost.gem5_like_cost`) or the nearest value the sweep ran; each column's header names
+its engine, measure, workers, work per event and shapes.  Each model figure carries THE model error
+(:func:`tickpar.report.model_error.model_error`) and starts with :data:`NOT_CITABLE` where it is no answer.
 
 Rows are keyed by *scope*. Every synthetic workload pools into the ``synthetic`` scope, a row per strategy
 variant; gem5-trace replays (workload :data:`TRACE_WORKLOAD`) get a scope per trace file, from the summary's
@@ -25,26 +28,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from tickpar.plugins import BASELINE
 from tickpar.report.data import labels as sweep_labels
 from tickpar.report.engines import engine_breakevens
-from tickpar.report.model_error import MIN_WORK_US, recompute
+from tickpar.report.gem5_cost import TRACE_WORKLOAD, Gem5Cost, gem5_like_cost
+from tickpar.report.model_error import ModelError, citable, model_error, recompute
 from tickpar.report.speed import base_label, bound_defects, breakeven_figure, counted, timed
 
 __all__ = [
-    "MODEL_WORKERS", "PRESET_OF", "REPRESENTATIVE", "RUN_COLUMNS", "SYNTHETIC", "TRACE_WORKLOAD", "answer_findings",
-    "answer_table", "best_text", "best_two_worker", "cxx_missing", "figure_sentences", "is_run_row", "run_row",
-    "scope_of", "speed_columns",
+    "MODEL_WORKERS", "NOT_CITABLE", "PRESET_OF", "REPRESENTATIVE", "RUN_COLUMNS", "SYNTHETIC", "TRACE_WORKLOAD",
+    "answer_findings", "answer_table", "best_text", "best_two_worker", "cxx_missing", "figure_sentences", "is_run_row",
+    "model_cell", "run_row", "runs_finding", "scope_of", "speed_columns", "targets",
 ]  # fmt: skip
 
-#: Work per event (µs) the answer quotes per engine: gem5-like costs for the native engine, and where
-#: the Python engine's threads can pay off; the first of each is the one the model column is read at.
-REPRESENTATIVE: dict[str, tuple[float, ...]] = {"native": (1.0, 0.1, 10.0), "python": (1000.0,)}
-TRACE_WORKLOAD = "gem5trace"
+#: Work per event (µs) the answer quotes per engine besides the gem5-like cost: the native sweep's ends, and where
+#: the Python engine's threads can pay off. The native engine's first column is the gem5-like cost (:func:`targets`);
+#: the first of each engine's is the one its model column is read at.
+REPRESENTATIVE: dict[str, tuple[float, ...]] = {"native": (0.1, 10.0), "python": (1000.0,)}
 MODEL_WORKERS = (16, 64)
+#: How a model figure that may not be read as an answer starts (:func:`tickpar.report.model_error.citable`): the
+#: answer page draws such a cell grey.
+NOT_CITABLE = "not citable"
 #: The model preset that prices each engine (prediction.csv's ``preset``).
 PRESET_OF = {"python": "here", "native": "cxx"}
 SYNTHETIC = "synthetic"
@@ -94,22 +100,46 @@ def _nearest(values: Sequence[float], target: float) -> float | None:
     return min(values, key=lambda v: (abs(math.log(v / target)), v)) if values else None
 
 
-def speed_columns(df: pd.DataFrame, param: str = "work_us") -> list[tuple[str, float, float]]:
-    """``(engine, target, nearest)`` per speedup column: the nearest work per event the sweep timed at 2 workers."""
+def targets(engine: str, cost: Gem5Cost | None = None) -> tuple[float, ...]:
+    """The work per event (µs) ``engine``'s columns stand for, in order: for the native engine the gem5-like cost
+    (:func:`tickpar.report.gem5_cost.gem5_like_cost`; the default without ``cost``) first."""
+    if engine != "native":
+        return REPRESENTATIVE[engine]
+    return ((cost or gem5_like_cost(pd.DataFrame())).us, *REPRESENTATIVE[engine])
+
+
+def speed_columns(df: pd.DataFrame, param: str = "work_us", cost: Gem5Cost | None = None
+                  ) -> list[tuple[str, float, float]]:  # fmt: skip
+    """``(engine, target, nearest)`` per speedup column: the nearest work per event the sweep timed at 2 workers
+    to each of :func:`targets` (``cost``: the gem5-like cost, the default's without it)."""
     t = timed(df)
     out: list[tuple[str, float, float]] = []
-    for engine, targets in REPRESENTATIVE.items():
+    for engine in REPRESENTATIVE:
         sub = t[(_engine(t) == engine) & (t["workers"] == 2)]
-        for target in targets:
+        for target in targets(engine, cost):
             near = _nearest(sorted(set(_work(sub, param).dropna())), target)
             if near is not None and all((e, n) != (engine, near) for e, _, n in out):
                 out.append((engine, target, near))
     return out
 
 
-def _column(engine: str, target: float, near: float) -> str:
-    where = f"{near:g} µs" if near == target else f"{near:g} µs, nearest to {target:g}"
-    return f"{engine} 2w @{where}"
+def _shapes_at(df: pd.DataFrame, engine: str, work: float, param: str) -> str:
+    """``phold/wide, multicore/wide``: the synthetic shapes timed on ``engine`` at 2 workers at ``work`` µs."""
+    t = timed(df)
+    t = t[(_engine(t) == engine) & (t["workers"] == 2) & (_work(t, param) == work)]
+    return ", ".join(dict.fromkeys(f"{w}/{s}" for w, s in zip(t["workload"], t["shape"], strict=True))) or "-"
+
+
+def _column(engine: str, target: float, near: float, shapes: str = "", cost: Gem5Cost | None = None) -> str:
+    """A speedup column's header: its engine, measure, workers, work per event and the shapes its cells come from."""
+    gem5 = engine == "native" and cost is not None and target == cost.us
+    where = f"{near:g} µs per event"
+    if gem5 and cost is not None:
+        where += " (the gem5-like cost)" if near == target else f" (nearest to the gem5-like cost, {cost.us:.2g} µs)"
+    elif near != target:
+        where += f" (nearest to {target:g} µs)"
+    of = f"; shapes {shapes}" if shapes else ""
+    return f"{engine} engine, 2 workers, {where}: best loop speedup [95%], its workload, e2e{of}"
 
 
 def _loop(t: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
@@ -208,49 +238,66 @@ def _breakevens(be: pd.DataFrame, label: str, engine: str) -> str:
     return "; ".join(parts) + " µs"
 
 
-def _validated(points: pd.DataFrame, strategy: str, variant: str, engine: str) -> str:
-    """The model's error against the measured points it was not fitted on: median |rel error|, count, P range."""
-    if points.empty:
-        return "not validated"
-    p = points[(points["strategy"] == strategy) & (points["variant"] == variant) & (points["engine"] == engine)]
-    p = p[p["validation"].fillna("sweep") != "fit"] if "validation" in p.columns else p
-    high = p[p["granularity"] >= MIN_WORK_US]  # where the model's error is judged, when there are such points
-    p = high if not high.empty else p
-    if p.empty:
-        return "not validated"
-    err = float(np.median(np.abs(p["rel_error_again"].astype(float))))
-    low, top = int(p["workers"].min()), int(p["workers"].max())
-    held = p[p["validation"] == "held-out"] if "validation" in p.columns else p.iloc[:0]
-    held_out = f", held-out {float(np.median(np.abs(held['rel_error_again'].astype(float)))):.0%}" if len(held) else ""
-    return f"err {err:.0%}, {len(p)} pts, P {low}" + (f"-{top}" if top != low else "") + held_out
-
-
-def _model(pred: pd.DataFrame, shapes: pd.DataFrame, strategy: str, variant: str, engine: str, param: str) -> str:
-    """The model at :data:`MODEL_WORKERS` on each workload's shape nearest the engine's first representative work."""
+def _model(pred: pd.DataFrame, shapes: pd.DataFrame, strategy: str, variant: str, engine: str,
+           cost: Gem5Cost) -> str:  # fmt: skip
+    """The model at :data:`MODEL_WORKERS` on each workload's shape nearest the engine's first work per event
+    (:func:`targets`): ``16 workers 13x, 64 workers 23x``, a range where the shapes differ."""
     p = pred[(pred["strategy"] == strategy) & (pred["variant"] == variant) & (pred["preset"] == PRESET_OF[engine])]
     if p.empty:
         return "-"
-    p = _representative(p, shapes, engine)
+    p = _representative(p, shapes, engine, cost)
     parts = []
     for workers in MODEL_WORKERS:
         vals = pd.to_numeric(p.loc[p["workers"] == workers, "model_value"], errors="coerce").dropna()
         if not vals.empty:
             lo, hi = vals.min(), vals.max()
             same = f"{lo:.2g}" == f"{hi:.2g}"
-            parts.append(f"P{workers} {lo:.2g}x" if same else f"P{workers} {lo:.2g}-{hi:.2g}x")
+            parts.append(f"{workers} workers {lo:.2g}x" if same else f"{workers} workers {lo:.2g}-{hi:.2g}x")
     return ", ".join(parts) or "-"
 
 
-def _representative(p: pd.DataFrame, shapes: pd.DataFrame, engine: str) -> pd.DataFrame:
-    """Prediction rows on each workload's shape nearest the engine's first representative work per event."""
+def model_cell(values: str, error: ModelError | None, engine: str, workers: Sequence[int] = MODEL_WORKERS) -> str:
+    """A model figure with THE model error beside it (:func:`tickpar.report.model_error.model_error`), starting
+    with :data:`NOT_CITABLE` and the reasons where it may not be read as an answer at every one of ``workers``
+    (:func:`tickpar.report.model_error.citable`)."""
+    return _grey(*_model_parts(values, error, engine, workers))
+
+
+def _model_parts(values: str, error: ModelError | None, engine: str, workers: Sequence[int] = MODEL_WORKERS
+                 ) -> tuple[list[str], str]:  # fmt: skip
+    """(why the figures are not citable, none where they are; the figures with THE model error beside them)."""
+    checked = error.text() if error is not None else "not validated"
+    return list(dict.fromkeys(r for w in workers if (r := citable(error, w, engine)))), f"{values}; {checked}"
+
+
+def _grey(reasons: Sequence[str], text: str) -> str:
+    return f"{NOT_CITABLE} ({'; '.join(reasons)}): model {text}" if reasons else text
+
+
+def _representative(p: pd.DataFrame, shapes: pd.DataFrame, engine: str, cost: Gem5Cost) -> pd.DataFrame:
+    """Prediction rows on each workload's shape nearest the engine's first work per event (:func:`targets`)."""
     if p.empty:
         return p
     p = p.merge(shapes, on=["workload", "shape"], how="left")
     picks = []
     for _, grp in p.groupby("workload", sort=False):
-        near = _nearest(sorted(set(grp["work_per_event"].dropna())), REPRESENTATIVE[engine][0])
+        near = _nearest(sorted(set(grp["work_per_event"].dropna())), targets(engine, cost)[0])
         picks.append(grp[grp["work_per_event"] == near] if near is not None else grp)
     return pd.concat(picks)
+
+
+def _model_column(pred: pd.DataFrame, shapes: pd.DataFrame, engine: str, cost: Gem5Cost) -> str:
+    """A model column's header: its engine, preset, measure, worker counts, shapes and their work per event."""
+    p = _representative(pred[pred["preset"] == PRESET_OF[engine]], shapes, engine, cost)
+    on = ", ".join(dict.fromkeys(f"{w}/{s}" for w, s in zip(p["workload"], p["shape"], strict=True)))
+    works = sorted(set(p["work_per_event"].dropna())) if "work_per_event" in p.columns else []
+    at = f" ({', '.join(f'{w:g}' for w in works)} µs per event)" if works else ""
+    return (f"{engine} engine model (preset {PRESET_OF[engine]}): predicted loop speedup at "
+            f"{' and '.join(map(str, MODEL_WORKERS))} workers" + (f" on {on}{at}" if on else "") + "; its error")
+
+
+def _breakeven_column(engine: str) -> str:
+    return f"{engine} engine break-even: µs per event where the 2-worker loop speedup crosses 1, per workload"
 
 
 def cxx_missing(prediction: pd.DataFrame) -> bool:
@@ -281,18 +328,23 @@ class _Scope:
     points: pd.DataFrame  # the model's measured points (recompute)
     shapes: pd.DataFrame  # (workload, shape) -> work per event
     columns: list[tuple[str, float, float]]  # speed_columns
+    headers: dict[tuple[str, float, float], str]  # each speed column's header (_column)
     engines: list[str]
     cxx_missing: bool
+    cost: Gem5Cost  # the sweep's gem5-like cost (gem5_like_cost, of every cell: the real runs' own)
     param: str
 
 
-def _scope(sdf: pd.DataFrame, pred: pd.DataFrame, prediction: pd.DataFrame, param: str) -> _Scope:
+def _scope(sdf: pd.DataFrame, pred: pd.DataFrame, points: pd.DataFrame, cost: Gem5Cost, cxx: bool,
+           param: str) -> _Scope:  # fmt: skip
+    """One scope's inputs; ``points`` (the model's measured points) and ``cost`` are the whole sweep's."""
     c = counted(sdf)
     c = c[c["interpreter"].fillna("default") == "default"] if "interpreter" in c.columns else c
     on = pred["shape"].isin(set(sdf["shape"])) & pred["workload"].isin(set(sdf["workload"]))
-    return _Scope(sdf, c, engine_breakevens(sdf, param), pred[on], _points(sdf, prediction, param),
-                  _shapes(sdf, param), speed_columns(sdf, param), [e for e in REPRESENTATIVE if e in set(_engine(sdf))],
-                  cxx_missing(prediction), param)  # fmt: skip
+    columns = speed_columns(sdf, param, cost)
+    headers = {(e, t, n): _column(e, t, n, _shapes_at(sdf, e, n, param), cost) for e, t, n in columns}
+    return _Scope(sdf, c, engine_breakevens(sdf, param), pred[on], points, _shapes(sdf, param), columns, headers,
+                  [e for e in REPRESENTATIVE if e in set(_engine(sdf))], cxx, cost, param)  # fmt: skip
 
 
 def _row(sc: _Scope, scope: str, label: str) -> dict[str, str]:
@@ -303,21 +355,19 @@ def _row(sc: _Scope, scope: str, label: str) -> dict[str, str]:
     row["correct?"], row["why"] = _correct(sub)
     mine = sc.counted[sc.counted["base_label"] == label]
     for engine, target, near in sc.columns:
-        row[_column(engine, target, near)] = "baseline" if base else _best(mine, engine, (target, near), sc.param)
+        row[sc.headers[(engine, target, near)]] = ("baseline" if base else
+                                                   _best(mine, engine, (target, near), sc.param))  # fmt: skip
     for engine in sc.engines:
-        row[f"{engine} break-even"] = "-" if base else _breakevens(sc.breakevens, label, engine)
+        row[_breakeven_column(engine)] = "-" if base else _breakevens(sc.breakevens, label, engine)
     ran = set(_engine(sub))
     for engine in sc.engines:
         model = "-" if base or engine not in ran else _model(sc.prediction, sc.shapes, strategy, variant, engine,
-                                                                 sc.param)  # fmt: skip
+                                                                 sc.cost)  # fmt: skip
         if engine == "native" and sc.cxx_missing:
             model = "cxx preset missing"
         elif model != "-":
-            checked = _validated(sc.points, strategy, variant, engine)
-            model = (f"{model}; {checked}" if checked != "not validated" else
-                     f"not validated: no measured {engine} point of this variant off the fit (model {model}, "
-                     "not citable)")  # fmt: skip
-        row[f"{engine} model P16, P64"] = model
+            model = model_cell(model, model_error(sc.points, engine, strategy, variant, sc.param), engine)
+        row[_model_column(sc.prediction, sc.shapes, engine, sc.cost)] = model
     return row
 
 
@@ -328,13 +378,16 @@ def answer_table(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_
         return pd.DataFrame(columns=["scope", "strategy variant", "correct?", "why"])
     df = df.assign(scope=scope_of(df), base_label=base_label(df))
     pred = _prediction(prediction)
+    points = _points(df, prediction, param)  # the whole sweep's: the findings' model error is of the same points
+    cost = gem5_like_cost(df)
     rows, runs = [], []
     for scope in dict.fromkeys(df["scope"]):
         sdf = df[df["scope"] == scope]
         if scope != SYNTHETIC:  # a gem5 trace: a row per real run (shape)
-            runs += [run_row(sdf[sdf["shape"] == shape], pred, scope) for shape in dict.fromkeys(sdf["shape"])]
+            runs += [run_row(sdf[sdf["shape"] == shape], pred, scope, points, param)
+                     for shape in dict.fromkeys(sdf["shape"])]  # fmt: skip
             continue
-        sc = _scope(sdf, pred, prediction, param)
+        sc = _scope(sdf, pred, points, cost, cxx_missing(prediction), param)
         rows += [_row(sc, scope, label) for label in dict.fromkeys(sc.cells.loc[_order(sc.cells), "base_label"])]
     table = pd.DataFrame(rows + runs)
     return table[[c for c in table.columns if c not in RUN_COLUMNS] + [c for c in RUN_COLUMNS if c in table]
@@ -351,16 +404,16 @@ def figure_sentences(df: pd.DataFrame, param: str = "work_us") -> list[str]:
     sdf = df[df["scope"] == SYNTHETIC]
     if sdf.empty:
         return []
-    sc = _scope(sdf, _prediction(pd.DataFrame()), pd.DataFrame(), param)
+    sc = _scope(sdf, _prediction(pd.DataFrame()), pd.DataFrame(), gem5_like_cost(df), False, param)
     out = []
     for label in dict.fromkeys(sc.cells.loc[_order(sc.cells), "base_label"]):
         if label.split("/")[0] == BASELINE:
             continue
         mine = sc.counted[sc.counted["base_label"] == label]
-        speeds = [(_column(e, t, n), best_two_worker(mine, e, n, param)) for e, t, n in sc.columns]
+        speeds = [(sc.headers[(e, t, n)], best_two_worker(mine, e, n, param)) for e, t, n in sc.columns]
         parts = [f"{col}: {best_text(best, 0.0)}" for col, best in speeds if best is not None]
         evens = [(e, _breakevens(sc.breakevens, label, e)) for e in sc.engines]
-        parts += [f"{e} break-even: {text}" for e, text in evens if text != "-"]
+        parts += [f"{_breakeven_column(e)}: {text}" for e, text in evens if text != "-"]
         if parts:
             out.append(f"Page 1's figures for {label} (best counted 2-worker loop speedup [95%], e2e = end to end; "
                        f"break-even = work per event where the loop speedup crosses 1): " + "; ".join(parts) + ".")
@@ -464,14 +517,18 @@ def _why_no_speedup(cells: pd.DataFrame) -> str:
     return "no 2-worker cell whose timed runs were all exact" if not_exact.all() else "no counted 2-worker cell"
 
 
-def _at_workers(pred: pd.DataFrame, cells: pd.DataFrame, value: str) -> str:
+def _at_workers(pred: pd.DataFrame, cells: pd.DataFrame, value: str, points: pd.DataFrame | None = None,
+                param: str = "work_us") -> str:  # fmt: skip
     """Per timed strategy variant of the run: ``value`` (``bound`` or ``model_value``) at :data:`MODEL_WORKERS`,
-    priced with the preset of the engine its cells ran on (``cxx`` for the native engine)."""
+    priced with the preset of the engine its cells ran on (``cxx`` for the native engine).  With ``points`` (the
+    model's measured points), each model figure carries THE model error, and the cell says where it is not
+    citable (:func:`model_cell`)."""
     if pred.empty or value not in pred.columns:
         return "-"
     p = pred[(pred["workload"] == TRACE_WORKLOAD) & pred["shape"].isin(set(cells["shape"]))
              & (pred["strategy"] != BASELINE)]  # fmt: skip
-    parts = []
+    parts: list[str] = []
+    reasons: list[str] = []
     for (strategy, variant), sub in p.groupby(["strategy", "variant"], sort=False):
         ran = cells[(cells["strategy"] == strategy) & (cells["variant"] == variant)]
         engines = set(_engine(ran)) if not ran.empty else set()
@@ -481,12 +538,19 @@ def _at_workers(pred: pd.DataFrame, cells: pd.DataFrame, value: str) -> str:
         if any(v.empty for v in vals):
             continue
         label = strategy + ("" if variant == "default" else f"/{variant}")
-        parts.append(f"{label} " + ", ".join(f"{v.max():.2g}x" for v in vals) + f" ({preset})")
-    return "; ".join(parts) or "-"
+        text = f"{label} " + ", ".join(f"{v.max():.2g}x" for v in vals) + f" ({preset})"
+        if points is not None:  # one strategy not citable: the whole cell is (it is read as one answer)
+            engine = "native" if preset == PRESET_OF["native"] else "python"
+            why, text = _model_parts(text, model_error(points, engine, strategy, variant, param), engine)
+            reasons += [r for r in why if r not in reasons]
+        parts.append(text)
+    return _grey(reasons, "; ".join(parts)) if parts else "-"
 
 
-def run_row(cells: pd.DataFrame, pred: pd.DataFrame, scope: str) -> dict[str, str]:
-    """The row of one real run: every cell of one gem5-trace shape (:data:`RUN_COLUMNS`)."""
+def run_row(cells: pd.DataFrame, pred: pd.DataFrame, scope: str, points: pd.DataFrame | None = None,
+            param: str = "work_us") -> dict[str, str]:  # fmt: skip
+    """The row of one real run: every cell of one gem5-trace shape (:data:`RUN_COLUMNS`); ``points``: the
+    model's measured points of the whole sweep (the model's error beside its figures)."""
     shape = str(cells["shape"].iloc[0])
     base = cells[cells["strategy"] == BASELINE]
     base = base if not base.empty else cells
@@ -497,7 +561,8 @@ def run_row(cells: pd.DataFrame, pred: pd.DataFrame, scope: str) -> dict[str, st
         "scope": scope, "strategy variant": "every strategy (a real run)",
         RUN_COLUMNS[0]: run, RUN_COLUMNS[1]: _per_strategy(cells),
         RUN_COLUMNS[2]: _best_run(cells, "loop_speedup"), RUN_COLUMNS[3]: _best_run(cells, "speedup"),
-        RUN_COLUMNS[4]: _at_workers(pred, cells, "bound"), RUN_COLUMNS[5]: _at_workers(pred, cells, "model_value"),
+        RUN_COLUMNS[4]: _at_workers(pred, cells, "bound"),
+        RUN_COLUMNS[5]: _at_workers(pred, cells, "model_value", points, param),
     }  # fmt: skip
 
 
@@ -524,16 +589,19 @@ def _by_strategy(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def _exactness(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """Which strategies were exact everywhere, and which were not, with how often and why (one line each)."""
+    """Which strategies were exact everywhere on the synthetic workloads, and which were not, with how often and why
+    (one line each; none where the synthetic workloads ran only the baseline: the real runs' finding says it)."""
     if table.empty or "correct?" not in table.columns:
         return []
     syn = table[table["scope"] == SYNTHETIC] if SYNTHETIC in set(table["scope"]) else table
+    if (syn["strategy variant"].astype(str).str.split("/").str[0] == BASELINE).all():
+        return []
     exact = syn["correct?"].astype(str).str.startswith("yes")
     out = []
     ok = [f"{name} ({len(g)} variant{'s' if len(g) > 1 else ''})" if len(g) > 1 else g["strategy variant"].iloc[0]
           for name, g in _by_strategy(syn[exact]).items()]  # fmt: skip
     if ok:
-        out.append((f"Exact in every checked cell: {', '.join(ok)}.", "correctness"))
+        out.append((f"On the synthetic workloads, exact in every checked cell: {', '.join(ok)}.", "correctness"))
     parts = []
     for name, g in _by_strategy(syn[~exact]).items():
         counts = g["correct?"].astype(str).str.extract(r"exact in (\d+)/(\d+)").astype(float)
@@ -542,20 +610,27 @@ def _exactness(table: pd.DataFrame) -> list[tuple[str, str]]:
         parts.append(f"{name} ({len(g)} variant{'s' if len(g) > 1 else ''}, {bad} of {total} cells)"
                      + (f": {why}" if why else ""))  # fmt: skip
     if parts:
-        out.append(("Not always exact: " + "; ".join(parts) + ".", "correctness, failures"))
+        out.append(("On the synthetic workloads, not always exact: " + "; ".join(parts) + ".",
+                    "correctness, failures"))  # fmt: skip
     return out
 
 
-def _best_sentence(table: pd.DataFrame, column: str, what: str, page: str) -> tuple[str, str] | None:
-    if column not in table.columns:
+def _speed_header(table: pd.DataFrame, engine: str, near: float) -> str | None:
+    """The speed column of ``engine`` at ``near`` µs per event (:func:`_column`), None where the table has none."""
+    prefix = f"{engine} engine, 2 workers, {near:g} µs per event"
+    return next((c for c in table.columns if str(c).startswith(prefix)), None)
+
+
+def _best_sentence(table: pd.DataFrame, column: str | None, what: str, page: str) -> tuple[str, str] | None:
+    if column is None or column not in table.columns:
         return None
     cells = table[column].astype(str)
-    values = cells.str.extract(r"^([0-9.]+) \[")[0].astype(float).where(~cells.str.contains(r"\(at "))
+    values = cells.str.extract(r"^([0-9.]+) \[")[0].astype(float)
     if values.dropna().empty:
         return None
     i = values.idxmax()
-    return (f"Best {what}: {table.at[i, 'strategy variant']} at {table.at[i, column]}, "
-            f"{column.split(' ', 1)[0]} engine, loop speedup at 2 workers.", page)  # fmt: skip
+    return (f"Best {what}: {table.at[i, 'strategy variant']} at {table.at[i, column]} (page 1's column "
+            f"'{column}').", page)  # fmt: skip
 
 
 def _breakeven_finding(df: pd.DataFrame, param: str) -> list[tuple[str, str]]:
@@ -569,36 +644,51 @@ def _breakeven_finding(df: pd.DataFrame, param: str) -> list[tuple[str, str]]:
                      f"({best['base_label']} on {best['workload']})")  # fmt: skip
     if not parts:
         return []
-    return [("Cheapest break-even work per event at 2 workers: " + "; ".join(parts) + ".", "engines")]
+    return [("Cheapest break-even work per event (where the 2-worker loop speedup crosses 1): " + "; ".join(parts)
+             + ".", "engines")]  # fmt: skip
 
 
-def _model_finding(prediction: pd.DataFrame, df: pd.DataFrame, param: str) -> list[tuple[str, str]]:
-    """The largest speedup the model predicts at 64 workers per preset, on the table's shapes."""
-    pred = _prediction(prediction)
-    pred = pred[(pred["workers"] == max(MODEL_WORKERS)) & (pred["strategy"] != BASELINE)]
-    parts, shapes = [], _shapes(df, param)
-    for engine, preset in PRESET_OF.items():
-        ran = set(zip(df.loc[_engine(df) == engine, "strategy"], df.loc[_engine(df) == engine, "variant"], strict=True))
-        mine = pred[pd.Series([(a, b) in ran for a, b in zip(pred["strategy"], pred["variant"], strict=True)],
-                              index=pred.index, dtype=bool)]  # fmt: skip
-        sub = _representative(mine[mine["preset"] == preset], shapes, engine)
-        if sub.empty:
-            continue
-        best = sub.loc[pd.to_numeric(sub["model_value"], errors="coerce").idxmax()]
-        label = best["strategy"] + ("" if best["variant"] == "default" else f"/{best['variant']}")
-        parts.append(f"{_num(float(best['model_value']))}x with the {preset} preset ({label} on {best['shape']})")
-    if not parts:
+def _model_finding(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """What page 1's model columns allow: the largest citable model figure per engine, else why none is (from the
+    same cells, so that the finding cannot cite what the table greys out)."""
+    parts, greyed = [], []
+    for column in [c for c in table.columns if " engine model (preset " in str(c)]:
+        engine = str(column).split(" ", 1)[0]
+        cells = table[column].astype(str)
+        cells = cells[cells.str.contains(" workers ")]
+        ok = cells[~cells.str.startswith(NOT_CITABLE)]
+        if not ok.empty:
+            top = ok.str.extract(rf"{max(MODEL_WORKERS)} workers (?:[0-9.]+-)?([0-9.]+)x")[0].astype(float)
+            if top.notna().any():
+                i = top.idxmax()
+                parts.append(f"{engine} engine {_num(float(top[i]))}x ({table.at[i, 'strategy variant']})")
+        reasons = cells[cells.str.startswith(NOT_CITABLE)].str.extract(rf"^{NOT_CITABLE} \((.*?)\): model")[0]
+        if reasons.notna().any():
+            why = "; ".join(dict.fromkeys("; ".join(reasons.dropna()).split("; ")))
+            greyed.append(f"{engine} engine, {int(reasons.notna().sum())} of {len(cells)} ({why})")
+    if not parts and not greyed:
         return []
-    measured = pd.to_numeric(prediction.get("measured_speedup"), errors="coerce").notna()
-    p_max = int(prediction.loc[measured, "workers"].max()) if measured.any() else 0
-    reach = f"measured up to {p_max} workers only, so beyond that an extrapolation" if p_max else "never measured"
-    return [(f"At {max(MODEL_WORKERS)} workers the model predicts at most " + " and ".join(parts) + f"; {reach}.",
-             "scaling")]  # fmt: skip
+    said = (f"At {max(MODEL_WORKERS)} workers the model predicts at most " + " and ".join(parts)) if parts else (
+        f"No model figure at {' or '.join(map(str, MODEL_WORKERS))} workers is citable")
+    grey = f"; greyed out on page 1 (not an answer): {'; '.join(greyed)}" if greyed else ""
+    return [(said + grey + ".", "scaling")]
 
 
-def _runs_finding(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """One sentence on the real runs: how many; which strategies were exact on every run (and where the others
-    were not); their best measured 2-worker loop speedup; the largest bound at 64 workers."""
+def _run_costs(runs: pd.DataFrame, own: bool = True) -> list[float]:
+    """The runs' cost per event (µs) as their rows give it: their own (``own``), else work_us where it is not."""
+    what = "the run's own" if own else "work_us, not the run's own"
+    found = runs[RUN_COLUMNS[0]].astype(str).str.extract(rf"; ([0-9.]+) µs: {what}")[0]
+    return [float(x) for x in found.dropna()]
+
+
+def _span(values: Sequence[float]) -> str:
+    return f"{min(values):.2g}-{max(values):.2g} µs" if len(set(values)) > 1 else f"{values[0]:.2g} µs"
+
+
+def runs_finding(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """One sentence on the real runs, from their rows of ``table``: how many, at what cost (their own, of which
+    the gem5-like cost is the median); each run's best measured 2-worker loop speedup; which strategies were exact
+    on every run (and where the others were not); the largest bound at 64 workers."""
     runs = table[is_run_row(table)]
     if runs.empty:
         return []
@@ -617,36 +707,38 @@ def _runs_finding(table: pd.DataFrame) -> list[tuple[str, str]]:
                for k, v in exact.items() if not v]  # fmt: skip
         correct = "; exact in every checked cell: " + (", ".join(good) or "no strategy")
         correct += f"; not always: {', '.join(bad)}" if bad else ""
-    loops = runs[RUN_COLUMNS[2]].astype(str)
-    values = loops.str.extract(r"^([0-9.]+) \[")[0].astype(float)
-    best = ""
-    if values.notna().any():
-        i = values.idxmax()
-        best = f"; best measured 2-worker loop speedup {loops[i]} on {runs.at[i, RUN_COLUMNS[0]].split(':')[0]}"
+    speeds = "; ".join(f"{cell} on {name}" for name, cell in zip(names, runs[RUN_COLUMNS[2]].astype(str), strict=True))
     bounds = runs[RUN_COLUMNS[4]].astype(str).str.findall(r", ([0-9.]+)x").map(lambda v: [float(x) for x in v])
     top = max((max(v) for v in bounds if v), default=None)
     bound = f"; no strategy's bound at {max(MODEL_WORKERS)} workers exceeds {top:.2g}x" if top is not None else ""
-    return [(f"{len(runs)} real gem5 run(s), each at its own cost per event{correct}{best}{bound}.", "traces")]
+    own, given = _run_costs(runs), _run_costs(runs, own=False)
+    costs = [f"at its own measured cost per event ({_span(own)})"] if own else []
+    costs += [f"at work_us ({_span(given)}: not the run's own, no gem5 stats given)"] if given else []
+    how = f"replayed {' or '.join(costs)}" if costs else "replayed"
+    return [(f"Real gem5 runs ({len(runs)}), each {how}: best measured 2-worker loop speedup {speeds}{correct}"
+             f"{bound}.", "traces")]  # fmt: skip
 
 
 def answer_findings(
     df: pd.DataFrame, prediction: pd.DataFrame, table: pd.DataFrame, param: str = "work_us"
 ) -> list[tuple[str, str]]:
-    """At most eight (sentence, page) pairs, most important first: correctness, speed, break-even, model, defects."""
+    """At most eight (sentence, page) pairs, most important first: the real runs (where the sweep has them),
+    correctness, speed, break-even, model, defects."""
     if table.empty:
         return [("The sweep has no cells.", "findings")]
-    out = _exactness(table[~is_run_row(table)])
-    out += _runs_finding(table)
+    out = runs_finding(table)
+    out += _exactness(table[~is_run_row(table)])
     synthetic = df[scope_of(df) == SYNTHETIC] if not df.empty else df
-    for engine, target, near in speed_columns(synthetic, param):
-        if target == REPRESENTATIVE[engine][0]:
-            what = "at gem5-like event costs" if engine == "native" else "with heavy events"
-            found = _best_sentence(table, _column(engine, target, near), f"{what} ({near:g} µs per event)",
+    cost = gem5_like_cost(df)
+    for engine, target, near in speed_columns(synthetic, param, cost):
+        if target == targets(engine, cost)[0]:
+            what = f"at the gem5-like cost, {cost.text()}" if engine == "native" else "with heavy events"
+            found = _best_sentence(table, _speed_header(table, engine, near), f"{what}, {engine} engine",
                                    "engines" if engine == "native" else "breakeven")  # fmt: skip
             out += [found] if found else []
     if not synthetic.empty:  # the real runs have one work per event each (no break-even), their model in their rows
         out += _breakeven_finding(synthetic, param)
-        out += _model_finding(prediction, synthetic, param)
+        out += _model_finding(table[~is_run_row(table)])
     defects = bound_defects(df)
     out.append((f"{len(defects)} measured point(s) above their bound (defects, listed in the appendix).",
                 "appendix"))  # fmt: skip

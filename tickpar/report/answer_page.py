@@ -12,10 +12,13 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from tickpar.report.answer import RUN_COLUMNS, is_run_row
+from tickpar.report.answer import NOT_CITABLE, RUN_COLUMNS, is_run_row
 from tickpar.report.layout import html_page, html_table
+from tickpar.report.model_error import TARGET
 
-__all__ = ["LEGEND", "RUNS_LEGEND", "RUNS_TITLE", "TITLE", "answer_html", "answer_pdf", "finding_lines", "split_table"]
+__all__ = [
+    "GREY", "LEGEND", "RUNS_LEGEND", "RUNS_TITLE", "TITLE", "answer_html", "answer_pdf", "finding_lines", "split_table",
+]  # fmt: skip
 
 TITLE = "Answer"
 #: Characters per line of each column's cells (the PDF table wraps its text to these widths).
@@ -23,32 +26,38 @@ _WRAP = {"scope": 14, "strategy variant": 28, "correct?": 22, "why": 42, RUN_COL
          RUN_COLUMNS[2]: 32, RUN_COLUMNS[3]: 32, RUN_COLUMNS[4]: 45, RUN_COLUMNS[5]: 45}
 _WRAP_DEFAULT = 16
 _WRAP_MODEL = 27  # the model columns' width (their text is the longest)
+_WRAP_SPEED = 21  # a speedup column's: its header names its shapes
 #: The "why" column in the PDF (the CSV and the HTML keep it whole).
 _WHY_PDF = 80
+#: The text colour of a cell that is not an answer (NOT_CITABLE), in the PDF and (class not-citable) in the HTML.
+GREY = "#999999"
 _LANDSCAPE = (11.69, 8.27)
 #: How to read the table's cells (under it in the PDF, above it in the HTML).
 LEGEND = (
-    "Legend. correct?: yes = exact in every checked cell (n/n), no = some cell was not; exact = identical "
-    "per-component digests to the sequential run with the same seed and order mode (canonical order, or gem5's LIFO "
-    "order); a 'no' is not a broken promise: split and quantum promise no exactness, and the findings page's 'every "
-    "verdict matched its promise' means each verdict is what its strategy promises (PROMISE BROKEN marks where not). "
-    "why: the promise's reason. '<engine> 2w @X µs': the best loop speedup (the strategy's execution alone) of a "
-    "counted cell (exact, its timed runs exact, not contended) at 2 workers (2w) against the same engine's sequential "
-    "run, on any synthetic shape run at exactly X µs of work per event ('nearest to' names the gem5-like cost it "
-    "stands for), [95% interval], the workload it came from, then e2e = the same cell's speedup end to end (what a "
-    "user waits for, setup included; loop and end to end can differ by more than 10%); '-' = no counted cell at "
-    "X µs (a figure from another cost is never shown). break-even: "
-    "per workload, the work per event (µs) where the 2-worker loop speedup crosses 1 (≈ interpolated in log work, "
-    "< already faster at the smallest value swept, > beyond the largest); the findings page quotes the same numbers. "
-    "model P16, P64: the model's predicted speedup at 16 and 64 workers, range over the workloads' shapes nearest "
-    "the engine's first cost, priced with preset 'here' (Python engine, calibrated on this machine) or 'cxx' "
-    "(native engine); err = median |relative error| over its measured points not used to fit it (work_us >= 10 "
-    "where there are such), pts = how many, P = the worker counts they cover (beyond them: extrapolation), "
-    "held-out = the "
-    "error on shapes kept out of the calibration; 'not validated' = no such point for this engine: the model is not "
-    "a citable figure there."
+    "Legend. Each column's header names its engine, its measure (loop speedup, end to end, break-even or the "
+    "model), its worker count, its work per event and the shapes its cells come from. correct?: yes = exact in every "
+    "checked cell (n/n), no = some cell was not; exact = identical per-component digests to the sequential run with "
+    "the same seed and order mode (canonical order, or gem5's LIFO order); a 'no' is not a broken promise: split and "
+    "quantum promise no exactness, and the findings page's 'every verdict matched its promise' means each verdict "
+    "is what its strategy promises (PROMISE BROKEN marks where not). why: the promise's reason. Speedup columns: the "
+    "best loop speedup (the strategy's execution alone) of a counted cell (exact, its timed runs exact, not "
+    "contended) at 2 workers against the same engine's sequential run, on one of the shapes the header names, run "
+    "at exactly that work per event ('nearest to' names the cost it stands for; the gem5-like cost is the median "
+    "of the real gem5 runs' own cost per event, a default without them), [95% interval], the workload it came "
+    "from, then e2e = end to end, the same cell's speedup with its setup (what a user waits for; loop and end to "
+    "end can differ by more than 10%); '-' = no counted cell at that cost (a figure from another cost is never "
+    "shown). break-even: per workload, the work per event (µs) where the 2-worker loop speedup crosses 1 (≈ "
+    "interpolated in log work, < already faster at the smallest value swept, > beyond the largest); the findings "
+    "page quotes the same numbers. model: the model's predicted loop speedup at 16 and 64 workers, a range over "
+    "the shapes the header names, priced with the preset 'here' (this machine's Python engine, calibrated) or "
+    "'cxx' (the native engine's measured costs); beside it its error: the median |relative error| against the "
+    "measured loop speedups at 2+ workers it was not fitted on (at work_us >= 10 where there are such points), "
+    "their number and worker counts, and held-out = the same over the shapes kept out of every fit; the findings "
+    "page quotes the same error. 'not citable' (grey) = not an answer: no measured point off the fit ('not "
+    "validated'), no held-out point, a held-out error above "
+    f"{TARGET:.0%}, or more workers than were measured (an extrapolation)."
 )
-RUNS_TITLE = "Real gem5 runs, each at its own cost per event"
+RUNS_TITLE = "Real gem5 runs, each at its cost per event (its own where its gem5 stats give it)"
 #: How to read the real runs' table.
 RUNS_LEGEND = (
     "A row per real gem5 run the sweep replays (examples/gem5-traces/README.md): its shape, the events the replay "
@@ -57,7 +66,8 @@ RUNS_LEGEND = (
     "timed runs gave where they were not all exact. Speedups: the best counted 2-worker cell against the same "
     "engine's sequential run of this shape, [95% interval], and its strategy and engine. Bound and model: "
     "prediction.csv at 16 and 64 workers on this run's DAG at its cost, per timed strategy, with the cost preset "
-    "of the engine it ran on (cxx: the native engine)."
+    "of the engine it ran on (cxx: the native engine); the model with its error, grey where not citable, as in the "
+    "table above. The gem5-like cost of the table above is the median of these runs' own costs."
 )
 
 
@@ -67,7 +77,11 @@ def finding_lines(found: Sequence[tuple[str, str]]) -> list[str]:
 
 
 def _width(column: str) -> int:
-    return _WRAP.get(column, _WRAP_MODEL if "model" in column else _WRAP_DEFAULT)
+    if column in _WRAP:
+        return _WRAP[column]
+    if "model" in column:
+        return _WRAP_MODEL
+    return _WRAP_SPEED if " engine, 2 workers, " in column else _WRAP_DEFAULT
 
 
 def _wrapped(table: pd.DataFrame) -> tuple[list[list[str]], list[str], list[int]]:
@@ -106,6 +120,8 @@ def _draw(fig: plt.Figure, table: pd.DataFrame, top: float, height: float, fonts
         cell.set_height(lines[r] / total)
         if r == 0:
             cell.set_facecolor("#eeeeee")
+        elif cell.get_text().get_text().startswith(NOT_CITABLE):
+            cell.get_text().set_color(GREY)  # a model figure that is not an answer
 
 
 #: A wrapped table line's height (page fractions) at the tables' 5.5 pt; a finding's line at 7 pt; the margin left
@@ -165,14 +181,20 @@ def answer_pdf(
     return [fig, more]
 
 
+def _grey(table_html: str) -> str:
+    """The table's cells that are not an answer (they start with NOT_CITABLE) in class ``not-citable``: grey."""
+    return table_html.replace(f"<td>{html.escape(NOT_CITABLE)}", f'<td class="not-citable">{html.escape(NOT_CITABLE)}')
+
+
 def answer_html(table: pd.DataFrame, found: Sequence[tuple[str, str]], notes: Sequence[str] = ()) -> str:
     """The HTML report's answer entry: the same two tables and the findings."""
     items = "".join(f"<li>{html.escape(text)} <i>(page: {html.escape(page)})</i></li>" for text, page in found)
     extra = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
     table, runs = split_table(table)
-    real = (f"<h3>{html.escape(RUNS_TITLE)}</h3><p>{html.escape(RUNS_LEGEND)}</p>{html_table(runs)}"
+    real = (f"<h3>{html.escape(RUNS_TITLE)}</h3><p>{html.escape(RUNS_LEGEND)}</p>{_grey(html_table(runs))}"
             if not runs.empty else "")  # fmt: skip
     legend = f'<p style="font-size:smaller">{html.escape(LEGEND)}</p>'
-    body = (f"<h2>{TITLE}</h2>{legend}{html_table(table)}{real}<h3>Findings, ranked</h3>"
+    style = f"<style>td.not-citable{{color:{GREY}}}</style>"
+    body = (f"<h2>{TITLE}</h2>{style}{legend}{_grey(html_table(table))}{real}<h3>Findings, ranked</h3>"
             f"<ol>{items}</ol>{extra}")  # fmt: skip
     return html_page(TITLE, body)

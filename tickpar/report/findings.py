@@ -5,13 +5,12 @@ from __future__ import annotations
 import pandas as pd
 
 from tickpar.plugins import BASELINE
-from tickpar.report.answer import figure_sentences
+from tickpar.report.answer import answer_table, figure_sentences, runs_finding
 from tickpar.report.data import labels as _labels
 from tickpar.report.engines import engine_findings
 from tickpar.report.environment import environment_rows
 from tickpar.report.interpreters import interpreter_findings
 from tickpar.report.model_error import findings as model_error_findings
-from tickpar.report.model_error import model_error_table
 from tickpar.report.speed import speed_findings, speed_table
 from tickpar.verify.oracle import SEVERITY
 
@@ -32,10 +31,12 @@ def _cell_where(row: pd.Series) -> str:
 
 
 def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame | None = None) -> list[str]:
-    """Sentences computed from the summary table (and the predictions, for the prediction error)."""
-    out: list[str] = []
+    """Sentences computed from the summary table (and the predictions, for the model's error); with real gem5 runs in
+    the sweep, what they show comes first (page 1's runs finding, from the same rows)."""
     if df.empty:
         return ["The sweep has no cells."]
+    pred = prediction if prediction is not None else pd.DataFrame()
+    out = [text for text, _page in runs_finding(answer_table(df, pred, param))]
     n_cells = len(df)
     labels = _labels(df)
     out.append(
@@ -75,12 +76,12 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
             out.append(
                 f"Every verdict matched what its strategy promises ({int(promised)} cells with a promise{basis})."
             )
-    out += speed_findings(df, prediction if prediction is not None else pd.DataFrame(), param)
+    out += speed_findings(df, pred, param)
     out += figure_sentences(df, param)
     out += interpreter_findings(df, param)
-    out += engine_findings(df, prediction, param)
-    if prediction is not None and not prediction.empty:
-        out += model_error_findings(model_error_table(df, prediction, param), param)
+    out += engine_findings(df, None, param)  # without its cxx error: the model error is the one sentence below
+    if not pred.empty:
+        out += model_error_findings(df, pred, param)  # the model error page 1 gives beside each model figure
     tp = speed_table(df)
     tp = tp[~tp["label"].str.startswith(BASELINE)]
     one = tp[(tp["workers"] == 1) & tp["overhead"].notna()]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -27,6 +28,7 @@ from matplotlib.lines import Line2D
 
 from tickpar.perf.predict.tables import BOUND_TOLERANCE
 from tickpar.plugins import BASELINE
+from tickpar.report.model_error import PRESET_ENGINE, model_error, recompute
 
 __all__ = [
     "base_label",
@@ -443,12 +445,13 @@ def _split_line(ax: plt.Axes, s: pd.DataFrame, column: str, top: int | None, **s
     ax.plot(beyond["workers"], beyond[column], alpha=0.35, **style)  # type: ignore[arg-type]
 
 
-def _model_text(s: pd.DataFrame) -> tuple[str, int | None]:
-    """A model line's legend text (its validation error, the kind of validation and the P range) and top P."""
-    checked = validation(s)
-    if checked is None:
-        return "not validated", None
-    return f"{checked[3]} err {checked[0]:.0%}, P {checked[1]}-{checked[2]}", checked[2]
+def _model_text(s: pd.DataFrame, points: pd.DataFrame, param: str) -> tuple[str, int | None]:
+    """A model line's legend text and the largest worker count it was validated at: THE model error of its strategy
+    variant and preset's engine (:func:`tickpar.report.model_error.model_error`, the one page 1 gives)."""
+    row = s.iloc[0]
+    engine = PRESET_ENGINE.get(str(row["preset"]), "python")
+    error = model_error(points, engine, str(row["strategy"]), str(row["variant"]), param) if not points.empty else None
+    return (error.text(), error.top) if error is not None else ("not validated", None)
 
 
 def _bound_text(s: pd.DataFrame) -> tuple[str, int | None]:
@@ -461,15 +464,17 @@ def _bound_text(s: pd.DataFrame) -> tuple[str, int | None]:
     return f"bound: {above} above, P {int(m['workers'].min())}-{top}", top
 
 
-def _scaling_panel(ax: plt.Axes, sub: pd.DataFrame, palette: dict[str, object]) -> list[Line2D]:
+def _scaling_panel(ax: plt.Axes, sub: pd.DataFrame, palette: dict[str, object], points: pd.DataFrame,
+                   param: str) -> list[Line2D]:  # fmt: skip
     """One panel's lines and points; returns its legend handles (one per line, naming what it is and its error)."""
     handles: list[Line2D] = []
     for (label, preset), s in sub.groupby(["label", "preset"], sort=False):
         s = s.sort_values("workers")
         color, ls = palette.get(label), "-" if preset == "here" else "--"
-        text, top = _model_text(s)
+        text, top = _model_text(s, points, param)
         _split_line(ax, s, "predicted_speedup", top, color=color, lw=1.4, ls=ls)
-        handles.append(Line2D([], [], color=color, ls=ls, lw=1.4, label=f"{label} {preset} model: {text}"))
+        legend = textwrap.fill(f"{label} {preset} model: {text}", 44)  # wrapped: clear of the next panel
+        handles.append(Line2D([], [], color=color, ls=ls, lw=1.4, label=legend))
         if preset != "here":
             continue
         if "bound" in s.columns and s["bound"].notna().any():
@@ -520,12 +525,16 @@ def fig_scaling(
                              gridspec_kw={"wspace": 1.1, "hspace": 0.45})  # fmt: skip
     p = prediction.copy()
     p["label"] = [s if v == "default" else f"{s}/{v}" for s, v in zip(p["strategy"], p["variant"], strict=True)]
+    try:  # the model's measured points, for THE model error in each line's legend
+        points = recompute(df, prediction, param)
+    except KeyError:  # a summary or prediction without the join's columns: nothing validated
+        points = pd.DataFrame()
     drawn = list(dict.fromkeys(p["label"]))
     if len(drawn) <= 10:  # the sweep's palette spreads over every label of the sweep: few, distinct colours here
         palette = dict(zip(drawn, sns.color_palette("tab10", len(drawn)), strict=True))
     for ax, (workload, shape) in zip(axes.flat, panels, strict=False):
         sub = p[(p["workload"] == workload) & (p["shape"] == shape)]
-        handles = _scaling_panel(ax, sub, palette)
+        handles = _scaling_panel(ax, sub, palette, points, param)
         _scaling_axes(ax, sub, f"{workload}/{shape}")
         ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=6, frameon=False)
     for ax in list(axes.flat)[len(panels):]:
@@ -567,12 +576,9 @@ def uncounted_finding(df: pd.DataFrame) -> str | None:
     )
 
 
-def _err(v: float) -> str:
-    return f"{v:+.0%}"
-
-
 def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "work_us") -> list[str]:
-    """Per strategy and shape family: break-even, best counted speedup, fraction of bound, prediction error."""
+    """Per strategy and shape family: break-even, best counted speedup, fraction of bound, and the model's error
+    (:func:`tickpar.report.model_error.model_error`, the figure page 1 gives beside the model)."""
     out: list[str] = []
     t = timed(df)
     if t.empty:
@@ -582,10 +588,10 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
     table = speed_table(df)
     table = table[~table["label"].str.startswith(BASELINE) & table["counted"]]
     be = engine_breakevens(df, param)  # the one break-even (loop speedup) that page 1 and answer.csv quote too
-    engine_of = dict(zip(df["label"], df["engine"].fillna("python").astype(str), strict=True)) \
+    engine_of_label = dict(zip(df["label"], df["engine"].fillna("python").astype(str), strict=True)) \
         if "engine" in df.columns else {}
     base_of = dict(zip(df["label"], base_label(df), strict=True))
-    pred = prediction[prediction["measured_speedup"].notna()] if not prediction.empty else prediction
+    points = recompute(df, prediction, param) if not prediction.empty else pd.DataFrame()
     shapes = df[["workload", "shape", "family"]].drop_duplicates() if "family" in df.columns else pd.DataFrame()
     fam_of = {f"{w}/{s}": f"{w}/{f}" for w, s, f in shapes.itertuples(index=False)} if not shapes.empty else {}
     table = table.assign(fam=table["where"].map(lambda w: fam_of.get(w, w)))
@@ -602,23 +608,16 @@ def speed_findings(df: pd.DataFrame, prediction: pd.DataFrame, param: str = "wor
             parts.append(f"{best['of_bound']:.0%} of its bound {best['bound']:.2f}x")  # above it: the appendix
         workload, family = fam.split("/", 1)
         bp = be[(be["workload"] == workload) & (be["family"] == family) & (be["base_label"] == base_of.get(label))
-                & (be["engine"] == engine_of.get(label, "python"))]  # fmt: skip
+                & (be["engine"] == engine_of_label.get(label, "python"))]  # fmt: skip
         if not bp.empty and ("[" not in label or label.endswith("[native]")):  # page 1's: no other interpreter
             parts.append(f"{param} {breakeven_text(bp['kind'].iloc[0], bp['x'].iloc[0])} (loop speedup crosses 1 "
                          f"at {int(bp['workers'].iloc[0])} workers)")  # fmt: skip
-        if not pred.empty and "[" not in label:  # the model is the default interpreter's (tagged labels: other cells)
-            strategy, _, variant = label.partition("/")
-            shapes_in = [w.split("/", 1)[1] for w in grp["where"].unique()]
-            e = pred[
-                (pred["workload"] == workload) & pred["shape"].isin(shapes_in) & (pred["strategy"] == strategy)
-                & (pred["variant"] == (variant or "default")) & (pred["preset"] == "here")
-            ]  # fmt: skip
-            if not e.empty:
-                errs = e.groupby("workers")["rel_error"].agg(lambda v: float(np.median(np.abs(v))))
-                parts.append(
-                    "prediction error (median |rel_error| over shapes) "
-                    + ", ".join(f"{_err(v).lstrip('+')} at P={int(p)}" for p, v in errs.items())
-                )
+        engine = engine_of_label.get(label, "python")
+        if not points.empty and ("[" not in label or label.endswith("[native]")):  # the model's: no other interpreter
+            strategy, _, variant = base_of.get(label, label).partition("/")
+            error = model_error(points, engine, strategy, variant or "default", param)
+            if error is not None:
+                parts.append(f"model {error.text()} (all its shapes)")
         out.append(f"{label} on {fam}: " + "; ".join(parts) + ".")
     if multi.empty:
         out.append("No counted parallel point at more than one worker.")

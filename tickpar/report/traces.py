@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from tickpar.host.atomic import read_json_object
+from tickpar.report.gem5_cost import gem5_like_cost
 from tickpar.report.layout import draw_lines, draw_table, write_text
 from tickpar.verify.anatomy import STEP_KEYS, format_steps
 
@@ -167,7 +168,7 @@ def page_data(shape: str, summary: pd.DataFrame, profiles: Path, checks: Path) -
     trace = found.get(mine) or {}
     return {
         "shape": shape,
-        "cost": cost_line(found.get(mine)),
+        "cost": f"{cost_line(found.get(mine))} The report's gem5-like cost: {gem5_like_cost(summary).text()}.",
         "component_events": dict(list((trace.get("component_events") or {}).items())[:TOP_COMPONENTS]),
         "components": trace.get("components"),
         "events": trace.get("events"),
