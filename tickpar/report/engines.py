@@ -110,8 +110,9 @@ def fig_engines(df: pd.DataFrame, param: str = "work_us") -> plt.Figure:
     return fig
 
 
-def engine_findings(df: pd.DataFrame, prediction: pd.DataFrame | None = None, param: str = "work_us") -> list[str]:
-    """Sentences: break-even per strategy and engine, native split's failures, the cxx prediction's error."""
+def engine_findings(df: pd.DataFrame, param: str = "work_us") -> list[str]:
+    """Sentences: break-even per strategy and engine, and native split's failures (the model's error is
+    :func:`tickpar.report.model_error.model_error`'s, quoted once)."""
     if df.empty or "native" not in set(engine_of(df)):
         return []
     out: list[str] = []
@@ -134,15 +135,4 @@ def engine_findings(df: pd.DataFrame, prediction: pd.DataFrame | None = None, pa
             else ""
         )
         out.append(f"Native split (real threads): {len(bad)} of {len(runs)} checked runs not exact ({counts}){first}.")
-    if prediction is not None and not prediction.empty and "engine" in prediction.columns:
-        p = prediction[(prediction["preset"] == "cxx") & (prediction["engine"] == "native")]
-        p = p[pd.to_numeric(p["measured_speedup"], errors="coerce").notna() & (p["workers"] == 2)]
-        if not p.empty:
-            err = pd.to_numeric(p["rel_error"], errors="coerce").abs()
-            worst = p.loc[err.idxmax()]
-            out.append(
-                f"cxx preset against the native engine's measured speedup at 2 workers: median |rel_error| "
-                f"{err.median():.0%} over {len(p)} (shape, strategy) points; worst {err.max():.0%} "
-                f"({worst['strategy']}/{worst['variant']} on {worst['workload']}/{worst['shape']})."
-            )
     return out

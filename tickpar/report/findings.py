@@ -79,7 +79,7 @@ def findings(df: pd.DataFrame, param: str = "work_us", prediction: pd.DataFrame 
     out += speed_findings(df, pred, param)
     out += figure_sentences(df, param)
     out += interpreter_findings(df, param)
-    out += engine_findings(df, None, param)  # without its cxx error: the model error is the one sentence below
+    out += engine_findings(df, param)
     if not pred.empty:
         out += model_error_findings(df, pred, param)  # the model error page 1 gives beside each model figure
     tp = speed_table(df)
