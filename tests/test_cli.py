@@ -49,6 +49,24 @@ def test_list_json(capsys: pytest.CaptureFixture[str], plugin_env: pytest.Monkey
     assert set(info["workloads"]["multicore"]["statistics"]) == {"sim_ticks", "mean_load_latency", "l1_hit_rate"}
 
 
+def test_list_shows_the_engines_of_every_strategy(
+    capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch
+) -> None:
+    """`tickpar list --json` gives every strategy its `engines` (its class's, python first), and the text lists them
+    under each strategy: the built-ins the C++ engine also has run on python and native, the others on python."""
+    code, out, _ = run_cli(capsys, "list", "--json")
+    assert code == 0
+    strategies = json.loads(out)["strategies"]
+    registry = get_registry()
+    for name, entry in strategies.items():
+        assert entry["engines"] == list(registry.strategy(name).engines), name
+    assert strategies["sequential"]["engines"] == ["python", "native"]
+    assert strategies["optimistic"]["engines"] == ["python"]
+    code, out, _ = run_cli(capsys, "list")
+    after = out[out.index("  optimistic:") :].splitlines()
+    assert after[1].strip() == "engines: python"
+
+
 def test_run_writes_a_complete_record(
     capsys: pytest.CaptureFixture[str], plugin_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """The native engine's public C++ API (native/include/tickpar/), exercised by a plugin of the tests' own:
 messages between workers in rounds (Mailboxes, SpinBarrier), hand-off slots (HandoffSlot), the option readers,
-stats and stat lists, and the crew (tests/data/native/api_probe.cpp); and the built-ins registered through it."""
+stats and stat lists, and the crew (tests/data/native/api_probe.cpp).  The built-ins' registration:
+tests/test_native_plugins.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pytest
 pytest.importorskip("tickpar_native")
 
 import tickpar.plugins.registry
-from tickpar.native.engine import NATIVE_STRATEGIES
 from tickpar.runner import execute, resolve_cell
 
 PROBE = Path(__file__).parent / "data" / "native" / "api_probe.cpp"
@@ -56,12 +56,3 @@ def test_the_option_defaults_are_passed_when_a_cell_gives_none(probe: Path) -> N
     stats = execute(cell).stats
     assert (stats["scale"], stats["flag"], stats["label_length"]) == (1.5, 0.0, 1.0)
     assert stats["received_per_worker"] == [3 * 3, 3 * 3]  # rounds=3 by default, 1 + 2 each round
-
-
-def test_the_engine_registers_exactly_the_built_ins_tickpar_knows() -> None:
-    import tickpar_native
-
-    assert sorted(tickpar_native.STRATEGIES) == sorted(NATIVE_STRATEGIES)
-    registry = tickpar.plugins.registry.get_registry()
-    native = {name for name, cls in registry.strategies.items() if "native" in cls.engines}
-    assert native >= set(NATIVE_STRATEGIES)

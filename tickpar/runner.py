@@ -22,6 +22,7 @@ The JSON record (``tickpar run --out``, one per pipeline cell) is versioned:
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -247,7 +248,13 @@ def execute_isolated(cell: Cell, timeout: float | None) -> Outcome:
                 raise PluginCodeError(data["plugin_error"])
             return _outcome_from_dict(data)
         tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
-        message = f"worker process exited with status {proc.returncode}: " + " | ".join(tail)
+        status = str(proc.returncode)
+        if proc.returncode < 0:  # killed by a signal: name it (a native plugin's segfault leaves no stderr)
+            try:
+                status += f" ({signal.Signals(-proc.returncode).name})"
+            except ValueError:
+                pass
+        message = f"worker process exited with status {status}" + (": " + " | ".join(tail) if tail else "")
         return Outcome(failure_record("crash", message), {}, time.perf_counter() - started)
 
 

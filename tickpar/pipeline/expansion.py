@@ -118,10 +118,12 @@ def _shapes(name: str, entry: dict[str, Any]) -> list[_Shape]:
     return shapes
 
 
-def native_takes(strategy: str, options: Mapping[str, Any]) -> bool:
-    """Whether the native engine runs ``strategy`` with these (resolved) options (:data:`tickpar.native.NOT_TAKEN`)."""
+def native_takes(strategy: str, options: Mapping[str, Any], registry: Registry | None = None) -> bool:
+    """Whether the native engine runs ``strategy`` with these (resolved) options: a built-in of
+    :data:`~tickpar.native.NATIVE_STRATEGIES` (but for :data:`tickpar.native.NOT_TAKEN`), or a native plugin."""
     if strategy not in NATIVE_STRATEGIES:
-        return False
+        cls = (registry or get_registry()).strategies.get(strategy)
+        return cls is not None and "native" in cls.engines
     return all(options.get(k, v) == v for k, v in NOT_TAKEN.get(strategy, {}).items())
 
 
@@ -212,12 +214,15 @@ def _variants(
         only[sname] = (sentry.get("workers"), set(sentry["shapes"]) if sentry.get("shapes") else None)
         orders = list(sentry.get("orders") or config.get("orders", ["gem5"]))
         interpreters = list(sentry.get("interpreters") or config.get("interpreters", [DEFAULT_INTERPRETER]))
-        engines = list(sentry.get("engines") or sweep_engines)
-        if sentry.get("engines") and "native" in engines and sname not in NATIVE_STRATEGIES:
-            raise SweepError(
-                f"strategies.{sname}.engines: 'native' is not allowed for {sname}: the native engine runs "
-                f"{', '.join(NATIVE_STRATEGIES)}"
-            )
+        # By default the sweep's engines; a strategy that runs on none of them (a native plugin in a Python
+        # sweep) gets its own, so that naming it is enough to sweep it.
+        own = list(scls.engines)
+        engines = list(sentry.get("engines") or (sweep_engines if set(sweep_engines) & set(own) else own))
+        for engine in engines if sentry.get("engines") else ():
+            if engine not in own:
+                raise SweepError(
+                    f"strategies.{sname}.engines: {engine!r} is not allowed for {sname}: it runs on {', '.join(own)}"
+                )
         timed_variants = sentry.get("variants") or ({} if sentry.get("check_variants") else {DEFAULT_VARIANT: {}})
         check_variants = sentry.get("check_variants") or {}
         for variant in set(timed_variants) & set(check_variants):
@@ -231,8 +236,10 @@ def _variants(
                     raise SweepError(f"strategies.{sname}.{section}.{variant}: {exc}") from None
                 variant_timed = variant_timed and bool(sentry.get("timed", True))
                 # Native cells only where the engine runs the strategy with these options; the rest are counted.
-                mine = [e for e in engines if e != "native" or native_takes(sname, options)]
-                if len(mine) < len(engines):
+                # Python cells only where the strategy has a Python run: a native plugin has none (nothing left out).
+                offered = [e for e in engines if e == "native" or e in own]
+                mine = [e for e in offered if e != "native" or native_takes(sname, options, registry)]
+                if len(mine) < len(offered):
                     why = "variants the native engine does not run (strategy or options), python only"
                     skipped[why] = skipped.get(why, 0) + 1
                 if "python" in mine and not python_takes(sname, options):  # e.g. conservative schedule=adaptive

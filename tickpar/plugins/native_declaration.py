@@ -57,6 +57,10 @@ NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 class DeclarationError(PluginError, ValueError):
     """A native plugin's declaration that cannot be used (one line, naming its file)."""
 
+    #: The name the declaration gives itself, where it is readable: the registry answers a request for that
+    #: name with this error's line (rather than "unknown strategy", followed by every broken plugin).
+    plugin_name: str | None = None
+
 
 def read_declaration(path: Path) -> tuple[dict[str, Any], str]:
     """The declaration of the plugin source at ``path`` (checked) and its JSON text as written."""
@@ -77,7 +81,12 @@ def read_declaration(path: Path) -> tuple[dict[str, Any], str]:
     except json.JSONDecodeError as exc:
         raise DeclarationError(f"native plugin {path}:{first_line + exc.lineno - 1}: the declaration is not JSON:"
                                f" {exc.msg}") from None  # fmt: skip
-    _check(data, f"native plugin {path}:{first_line}")
+    try:
+        _check(data, f"native plugin {path}:{first_line}")
+    except DeclarationError as exc:
+        name = data.get("name") if isinstance(data, dict) else None
+        exc.plugin_name = name if isinstance(name, str) else None
+        raise
     return data, raw
 
 
