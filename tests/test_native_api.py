@@ -56,3 +56,9 @@ def test_the_option_defaults_are_passed_when_a_cell_gives_none(probe: Path) -> N
     stats = execute(cell).stats
     assert (stats["scale"], stats["flag"], stats["label_length"]) == (1.5, 0.0, 1.0)
     assert stats["received_per_worker"] == [3 * 3, 3 * 3]  # rounds=3 by default, 1 + 2 each round
+
+
+def test_a_native_only_strategy_runs_natively_without_being_told(probe: Path) -> None:
+    """``--engine`` left out (``engine=None``): python where the strategy has it, else its one engine."""
+    assert resolve_cell("phold", {}, "api-probe", {}, 1, 1, engine=None).engine == "native"
+    assert resolve_cell("phold", {}, "sequential", {}, 1, 1, engine=None).engine == "python"

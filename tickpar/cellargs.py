@@ -43,7 +43,10 @@ def _add(group: Any, short: bool, *, strategy: bool) -> None:
         group.add_argument(*names("--option", "-o"), action="append", metavar="K=V", help="strategy option, repeatable")
         group.add_argument(*names("--workers", "-n"), type=int, default=1, help="worker count (default 1)")
         group.add_argument(
-            "--engine", default="python", help="python (runs the model) or native (C++ replay of its event DAG)"
+            "--engine",
+            default=None,
+            help="python (runs the model) or native (C++ replay of its event DAG); default: python, or the "
+            "strategy's one engine where it has one only (a native plugin)",
         )
     group.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
     group.add_argument("--order", default="gem5", help="tie order: gem5 (LIFO, as gem5) or canonical")
@@ -59,7 +62,7 @@ def cell_argv(args: argparse.Namespace) -> list[str]:
     for item in args.option or []:
         out += ["--option", item]
     out += ["--workers", str(args.workers), "--seed", str(args.seed), "--order", args.order, "--work", args.work]
-    if getattr(args, "engine", "python") != "python":
+    if getattr(args, "engine", None) is not None:
         out += ["--engine", args.engine]
     return out
 
@@ -78,5 +81,5 @@ def cell_from_args(args: argparse.Namespace, trace: bool = False) -> Any:
         args.order,
         args.work,
         trace,
-        getattr(args, "engine", "python"),
+        getattr(args, "engine", None),
     )

@@ -118,14 +118,17 @@ def resolve_cell(
     order: str = "gem5",
     work: str = "none",
     trace: bool = False,
-    engine: str = "python",
+    engine: str | None = "python",
 ) -> Cell:
-    """Validate and complete a cell; raises ParamError/PluginError with one line."""
-    if engine not in ENGINES:
+    """Validate and complete a cell; raises ParamError/PluginError with one line.  ``engine=None``: python, or the
+    strategy's one engine where it runs on one only (a native plugin)."""
+    if engine is not None and engine not in ENGINES:
         raise ParamError(f"engine {engine!r} is not allowed: choose one of {', '.join(ENGINES)}")
     registry = get_registry()
     workload_cls = registry.workload(workload)
     strategy_cls = registry.strategy(strategy)
+    if engine is None:
+        engine = "python" if "python" in strategy_cls.engines else strategy_cls.engines[0]
     if engine not in strategy_cls.engines:
         raise ParamError(f"strategy {strategy} does not run on the {engine} engine: it runs on "
                          f"{', '.join(strategy_cls.engines)} (--engine)")  # fmt: skip
