@@ -480,3 +480,22 @@ def test_the_builtins_native_engines_agree(plugin_env: pytest.MonkeyPatch) -> No
     native = {name for name in builtins if "native" in registry.strategies[name].engines}
     assert native == set(NATIVE_STRATEGIES) == set(tn.STRATEGIES)
     assert all("python" in registry.strategies[name].engines for name in builtins)
+
+
+def test_a_library_replaced_in_place_is_loaded_afresh(
+    built: Built, plugin_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The engine keeps every library it loaded, by path: a file replaced under a path this process loaded before
+    (a rebuild in place) is loaded from a private copy, so its own declaration is what is checked and run."""
+    source = tmp_path / "bin_parallel.cpp"
+    shutil.copy(built.example / "bin_parallel.cpp", source)
+    (tmp_path / BUILD_FOLDER).mkdir()
+    library = tmp_path / BUILD_FOLDER / f"bin_parallel.{library_key(source)}.so"
+    shutil.copy(built.example / BUILD_FOLDER / library.name, library)
+    plugin_env.setenv("TICKPAR_PLUGINS", str(tmp_path))
+    get_registry(refresh=True)
+    assert library_for(get_registry().strategy("bin-parallel")) == library
+    library.unlink()
+    shutil.copy(next((built.crashers / BUILD_FOLDER).glob("crasher.*.so")), library)  # a new file, same path
+    with pytest.raises(PluginError, match=r"declares another strategy than the source does"):
+        library_for(get_registry().strategy("bin-parallel"))

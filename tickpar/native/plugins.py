@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,10 +125,28 @@ def _compile_error(source: Path, stderr: str, log: Path) -> str:
     return f"native plugin {source}: the compiler failed: {tail[0]} (compiler log: {log})"
 
 
+#: The libraries this process loaded, by path: (device, inode, mtime) of the file it loaded.  The engine keeps a
+#: library loaded for the process's life, and the dynamic loader hands out the loaded one for a path again.
+_LOADED: dict[str, tuple[int, int, int]] = {}
+
+
+def _loadable(path: Path) -> Path:
+    """``path``, or a private copy of it where this process loaded another file under the same path before (a
+    library rebuilt in place, ``--force``): the loader would otherwise run the old code."""
+    st = path.stat()
+    seen = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    key = str(path)
+    if _LOADED.setdefault(key, seen) == seen:
+        return path
+    copy = Path(tempfile.mkdtemp(prefix="tickpar-plugin-")) / path.name
+    shutil.copy2(path, copy)
+    return copy
+
+
 def library_for(cls: type[Any]) -> Path:
     """The library of a native plugin's strategy class, built now if it was not, checked against its source."""
     source = Path(cls.native_source)
-    path = build(source)
+    path = _loadable(build(source))
     info = _module()._engine.plugin_info(str(path))
     if info["api_digest"] != _module()._engine.API_DIGEST:
         raise PluginError(f"native plugin {source}: {path} was built against another engine: rebuild it "
