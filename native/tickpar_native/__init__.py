@@ -49,6 +49,7 @@ import numpy as np
 from tickpar_native import _engine
 from tickpar_native._engine import (
     ABSOLUTE,
+    API_DIGEST,
     CALL_PRIORITY,
     CLOCK,
     DESCHEDULE,
@@ -58,6 +59,7 @@ from tickpar_native._engine import (
     Dag,
     calibrate,
     digest_trace,
+    plugin_info,
     set_spin_rate,
     spin,
     spin_rate,
@@ -70,6 +72,7 @@ except ImportError:  # pragma: no cover - an engine built without it
 
 __all__ = [
     "ABSOLUTE",
+    "API_DIGEST",
     "CALL_PRIORITY",
     "CLOCK",
     "DESCHEDULE",
@@ -83,6 +86,7 @@ __all__ = [
     "calibrate",
     "digest_trace",
     "make_dag",
+    "plugin_info",
     "run",
     "run_plugin",
     "set_spin_rate",

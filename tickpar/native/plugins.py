@@ -66,7 +66,7 @@ def build_info() -> dict[str, Any]:
 
 def library_key(source: Path) -> str:
     """The key in a library's name: this source, built against this engine's API."""
-    digest = hashlib.sha256(source.read_bytes()).hexdigest() + str(_module()._engine.API_DIGEST)
+    digest = hashlib.sha256(source.read_bytes()).hexdigest() + str(_module().API_DIGEST)
     return hashlib.sha256(digest.encode()).hexdigest()[:16]
 
 
@@ -147,8 +147,8 @@ def library_for(cls: type[Any]) -> Path:
     """The library of a native plugin's strategy class, built now if it was not, checked against its source."""
     source = Path(cls.native_source)
     path = _loadable(build(source))
-    info = _module()._engine.plugin_info(str(path))
-    if info["api_digest"] != _module()._engine.API_DIGEST:
+    info = _module().plugin_info(str(path))
+    if info["api_digest"] != _module().API_DIGEST:
         raise PluginError(f"native plugin {source}: {path} was built against another engine: rebuild it "
                           f"(tickpar build-native {source})")  # fmt: skip
     if info["declaration"] != cls.declaration_text:
